@@ -1,0 +1,54 @@
+"""The `pvf` command: one entry point, one subcommand per pipeline stage.
+
+Every subcommand takes `--seed`; those that print results take `--json`.
+Bad input raises `PvfError`, printed as one line with exit status 2.
+`pvf train` hands its arguments to Lightning's CLI unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pvf.errors import PvfError
+
+# name -> module under pvf.commands; each module has add_parser() and run()
+SUBCOMMANDS = ["solve", "generate", "inspect", "evaluate", "reproduce", "experiment"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pvf", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit --config configs/X.yaml)")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f"pvf.commands.{name}")
+        except ModuleNotFoundError as exc:  # TODO(dev): drop once every subcommand has landed
+            if exc.name != f"pvf.commands.{name}":
+                raise
+            continue
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "train":
+        from pvf.trainers.cli import train_main
+
+        return train_main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except PvfError as exc:
+        print(f"pvf {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"pvf {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

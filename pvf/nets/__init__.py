@@ -1,0 +1,13 @@
+"""Value networks (plain `torch.nn`, no Lightning).
+
+`PositionalVF` has one input/output slot per infostate; `ParticleVF` takes a
+padded set of (belief, features) particles; `particle_from_positional` is
+the Theorem 4 construction linking the two.
+"""
+
+from pvf.nets.mlp import build_mlp
+from pvf.nets.particle import ParticleVF
+from pvf.nets.positional import PositionalVF
+from pvf.nets.theorem4 import particle_from_positional
+
+__all__ = ["ParticleVF", "PositionalVF", "build_mlp", "particle_from_positional"]

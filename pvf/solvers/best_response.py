@@ -1,0 +1,49 @@
+"""Best responses and NashConv in sequence form, batched.
+
+A best response of player n to the opponent's realization plan is one
+bottom-up pass: the immediate value of each of n's sequences is a sparse
+product (A·y for player 1, −Aᵀ·x for player 2); each infostate takes its best
+sequence and adds that value into its parent sequence. The best-response
+value is Σ_r b_n[r]·q[r] over the root sequences.
+
+NashConv(π) = BR₁(π₂) + BR₂(π₁) − (u₁ + u₂) = BR₁(π₂) + BR₂(π₁) in a zero-sum
+game. OpenSpiel's `exploitability` is NashConv / 2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.solvers.cfr_plus import check_beliefs
+from pvf.solvers.sequence_form import SequenceGame
+from pvf.solvers.sequence_ops import best_response_values, realization_plan
+
+
+def best_response_value(
+    game: SequenceGame, player: int, opponent_strategy: np.ndarray, root_beliefs: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
+    """[B] value of `player`'s best response to the opponent's behaviour strategy [B, S_opp] or [S_opp]."""
+    if game.has_leaves:
+        raise PvfError("best responses need the game solved to the end; build it without a depth limit")
+    beliefs = check_beliefs(game, root_beliefs)
+    B = beliefs[0].shape[1]
+    opp = 1 - player
+    strat = np.asarray(opponent_strategy, dtype=np.float64)
+    strat = np.broadcast_to(strat[:, None], (strat.shape[0], B)) if strat.ndim == 1 else strat.T
+    reach = realization_plan(game.players[opp], np.ascontiguousarray(strat), beliefs[opp])
+    q = game.payoff @ reach if player == 0 else -(game.payoff_t @ reach)
+    q, _ = best_response_values(game.players[player], q)
+    R = game.players[player].num_roots
+    return np.sum(beliefs[player] * q[:R], axis=0)
+
+
+def nash_conv(
+    game: SequenceGame,
+    strategies: tuple[np.ndarray, np.ndarray],
+    root_beliefs: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """[B] NashConv of a behaviour profile (per player [B, S_n] or [S_n]) in the (sub)game."""
+    br1 = best_response_value(game, 0, strategies[1], root_beliefs)
+    br2 = best_response_value(game, 1, strategies[0], root_beliefs)
+    return br1 + br2

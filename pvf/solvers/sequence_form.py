@@ -1,0 +1,299 @@
+"""Sequence form of a (sub)game of the public tree: the arrays solvers iterate on.
+
+Built from a PublicTree, a root public state and an optional depth limit:
+  1. Every player gets one *root sequence* per augmented infostate of the root
+     public state (the full game has one). Root beliefs are the realization
+     weights of these sequences, so a batch of B beliefs is a [R, B] array.
+  2. Decision infostates inside the subgame are ordered by level (number of
+     own decisions since the root), then by parent sequence; each contributes
+     one contiguous block of sequences (infostate, action).
+  3. The payoff matrix A[σ1, σ2] = Σ chance_reach(z)·u1(z) over terminals z
+     reached by the sequence pair; chance reach counts from the game root, so
+     counterfactual values carry chance and opponent reach (DESIGN.md).
+  4. With a depth limit, the first non-terminal histories at move number ≥ d
+     are leaves. Leaf infostates of each leaf public state (in the tree's
+     fixed enumeration) record their parent sequence: a leaf evaluator's
+     counterfactual values flow into the parent sequence's value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from pvf.errors import PvfError
+from pvf.games.public_tree import TERMINAL, PublicTree
+
+
+@dataclass(frozen=True, eq=False)
+class PlayerSequences:
+    """One player's sequence tree in a (sub)game.
+
+    R root sequences come first (indices 0..R-1), then the decision sequences.
+
+    root_infostates: [R] augmented infostate of each root sequence.
+    infostates: [I] augmented infostate (tree index) of each decision infostate.
+    info_parent: [I] parent sequence of each decision infostate.
+    info_start: [I] first sequence of the infostate's contiguous block.
+    info_size: [I] number of actions.
+    info_depth: [I] move number of the infostate's histories.
+    seq_info: [S] decision infostate of each sequence, -1 for root sequences.
+    seq_action: [S] OpenSpiel action of each sequence, -1 for root sequences.
+    seq_parent: [S] parent sequence of each decision sequence, -1 for roots.
+    levels: per level, (info_lo, info_hi, seq_lo, seq_hi, group_starts, group_parents):
+        infostates [info_lo, info_hi) own sequences [seq_lo, seq_hi); the
+        infostates are sorted by parent, group_starts [G] are the offsets of
+        runs sharing a parent and group_parents [G] those parents.
+    """
+
+    root_infostates: np.ndarray
+    infostates: np.ndarray
+    info_parent: np.ndarray
+    info_start: np.ndarray
+    info_size: np.ndarray
+    info_depth: np.ndarray
+    seq_info: np.ndarray
+    seq_action: np.ndarray
+    seq_parent: np.ndarray
+    levels: tuple[tuple[int, int, int, int, np.ndarray, np.ndarray], ...]
+
+    @property
+    def num_roots(self) -> int:
+        return len(self.root_infostates)
+
+    @property
+    def num_sequences(self) -> int:
+        return len(self.seq_info)
+
+    @property
+    def num_infostates(self) -> int:
+        return len(self.infostates)
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceGame:
+    """A (sub)game in sequence form, rooted at a public state, maybe depth-limited.
+
+    players: the two players' sequence trees.
+    payoff: [S1, S2] CSR, A[σ1, σ2] = Σ chance_reach·u1 over terminals.
+    payoff_t: [S2, S1] CSR, the transpose.
+    histories: [H_g] the tree histories of this (sub)game (leaves included).
+    history_seq: [H_g, 2] each history's sequence of each player.
+    leaf_public_states: [L] public states of the depth-limit leaves.
+    leaf_infostates: per player [J_n] augmented infostates of the leaves, grouped by leaf public state.
+    leaf_offsets: per player [L+1] offsets of each leaf public state's block.
+    leaf_parent: per player [J_n] parent sequence of each leaf infostate, -1 where
+        none of its histories is in the game (sparse roots): its reach is 0.
+    leaf_matrix: per player [S_n, J_n] CSR scattering leaf values into parent sequences.
+    """
+
+    tree: PublicTree
+    root_public_state: int  # with root_histories: the first root history's public state
+    depth_limit: int | None
+    players: tuple[PlayerSequences, PlayerSequences]
+    payoff: sp.csr_matrix
+    payoff_t: sp.csr_matrix
+    histories: np.ndarray
+    history_seq: np.ndarray
+    leaf_public_states: np.ndarray
+    leaf_infostates: tuple[np.ndarray, np.ndarray]
+    leaf_offsets: tuple[np.ndarray, np.ndarray]
+    leaf_parent: tuple[np.ndarray, np.ndarray]
+    leaf_matrix: tuple[sp.csr_matrix, sp.csr_matrix]
+
+    @property
+    def has_leaves(self) -> bool:
+        return len(self.leaf_public_states) > 0
+
+
+def build_sequence_game(
+    tree: PublicTree,
+    root_public_state: int | None = None,
+    depth_limit: int | None = None,
+    root_histories: np.ndarray | None = None,
+    root_weights: np.ndarray | None = None,
+) -> SequenceGame:
+    """Sequence form of the subgame rooted at `root_public_state` (default: the game root).
+
+    depth_limit: move number d of the original game; histories at move number
+        ≥ d become leaves (None: solve to the end).
+    root_histories, root_weights: [H0] instead of a public state, root the game
+        at a chance node over these histories (any public states) with these
+        weights replacing their reach (the paper's common-knowledge chance node
+        of sparse trunks). Root beliefs are then 1; the weights live in A.
+        Root sequences are the distinct infostates of the root histories.
+    """
+    H = tree.num_histories
+    parent, player = tree.parent, tree.player
+    scale = np.ones(H)
+    if root_histories is None:
+        root_ps = int(tree.public_state[0]) if root_public_state is None else int(root_public_state)
+        if not 0 <= root_ps < tree.num_public_states:
+            raise PvfError(f"public state {root_ps} does not exist ({tree.num_public_states} in {tree.game_string})")
+        roots = tree.histories_in(root_ps)
+        root_infos = (tree.public_state_infostates[0][root_ps], tree.public_state_infostates[1][root_ps])
+    else:
+        roots = np.asarray(root_histories, dtype=np.int64)
+        weights = np.ones(len(roots)) if root_weights is None else np.asarray(root_weights, dtype=np.float64)
+        if len(roots) == 0 or len(np.unique(roots)) != len(roots) or weights.shape != roots.shape:
+            raise PvfError("root histories must be distinct, non-empty and match their weights")
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise PvfError("root weights must be finite and non-negative")
+        scale[roots] = weights / tree.chance_reach[roots]
+        root_ps = int(tree.public_state[roots[0]])
+        root_infos = tuple(np.unique(tree.infostate[roots, n]) for n in (0, 1))
+    min_depth = int(tree.depth[roots].min())
+    if depth_limit is not None and depth_limit <= min_depth:
+        raise PvfError(
+            f"depth limit {depth_limit} is not below the root's move number {min_depth}; choose a deeper limit"
+        )
+    in_game = np.zeros(H, dtype=bool)
+    is_leaf = np.zeros(H, dtype=bool)
+    if np.any(player[roots] == TERMINAL):
+        raise PvfError("the root holds terminal histories; root subgames at non-terminal histories")
+    in_game[roots] = True
+    # Parents precede children (breadth-first enumeration): one forward pass.
+    expandable = in_game.copy()
+    if depth_limit is not None:
+        leafy = (tree.depth >= depth_limit) & (player != TERMINAL)
+    else:
+        leafy = np.zeros(H, dtype=bool)
+    has_parent = np.flatnonzero(parent >= 0)
+    for h in has_parent:
+        p = parent[h]
+        if expandable[p]:
+            in_game[h] = True
+            scale[h] = scale[p]
+            if leafy[h]:
+                is_leaf[h] = True
+            elif player[h] != TERMINAL:
+                expandable[h] = True
+    is_leaf[roots] = False
+    hist = np.flatnonzero(in_game)
+
+    seq_of = np.full((H, 2), -1, dtype=np.int64)
+    players = []
+    for n in (0, 1):
+        ps_seq = _player_sequences(tree, n, np.asarray(root_infos[n], dtype=np.int64), hist, expandable, seq_of)
+        players.append(ps_seq)
+
+    term = hist[player[hist] == TERMINAL]
+    vals = scale[term] * tree.chance_reach[term] * tree.utility[term]
+    S1, S2 = players[0].num_sequences, players[1].num_sequences
+    payoff = sp.coo_matrix((vals, (seq_of[term, 0], seq_of[term, 1])), shape=(S1, S2)).tocsr()
+    payoff.sum_duplicates()
+
+    leaf_hist = hist[is_leaf[hist]]
+    leaf_ps = np.unique(tree.public_state[leaf_hist])
+    leaf_info, leaf_off, leaf_par, leaf_mat = [], [], [], []
+    for n in (0, 1):
+        blocks = [tree.public_state_infostates[n][p] for p in leaf_ps]
+        infos = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum([len(b) for b in blocks])]).astype(np.int64)
+        par_of_info = np.full(tree.num_infostates(n), -1, dtype=np.int64)
+        par_of_info[tree.infostate[leaf_hist, n]] = seq_of[leaf_hist, n]
+        par = par_of_info[infos]  # -1: no history of this infostate is in the game (sparse roots)
+        S = players[n].num_sequences
+        present = np.flatnonzero(par >= 0)
+        mat = sp.csr_matrix((np.ones(len(present)), (par[present], present)), shape=(S, len(infos)))
+        leaf_info.append(infos)
+        leaf_off.append(offs)
+        leaf_par.append(par)
+        leaf_mat.append(mat)
+
+    return SequenceGame(
+        tree=tree,
+        root_public_state=root_ps,
+        depth_limit=depth_limit,
+        players=(players[0], players[1]),
+        payoff=payoff,
+        payoff_t=payoff.T.tocsr(),
+        histories=hist,
+        history_seq=seq_of[hist],
+        leaf_public_states=leaf_ps,
+        leaf_infostates=(leaf_info[0], leaf_info[1]),
+        leaf_offsets=(leaf_off[0], leaf_off[1]),
+        leaf_parent=(leaf_par[0], leaf_par[1]),
+        leaf_matrix=(leaf_mat[0], leaf_mat[1]),
+    )
+
+
+def _player_sequences(
+    tree: PublicTree, n: int, root_infos: np.ndarray, hist: np.ndarray, expandable: np.ndarray, seq_of: np.ndarray
+) -> PlayerSequences:
+    """Number player n's sequences and fill seq_of[:, n] for the histories `hist`."""
+    parent, player, action, infostate = tree.parent, tree.player, tree.action, tree.infostate
+    root_index = {int(i): r for r, i in enumerate(root_infos)}
+    # Pass 1: temporary sequence keys. Root sequence r -> ("r", r); decision -> (infostate, action).
+    tmp: dict[int, tuple] = {}
+    info_parent_key: dict[int, tuple] = {}
+    info_level: dict[int, int] = {}
+    key_level: dict[tuple, int] = {}
+    for h in hist:
+        p = parent[h]
+        if p < 0 or not (expandable[p] and tmp.get(p) is not None):
+            key = ("r", root_index[int(infostate[h, n])])
+            key_level[key] = 0
+        elif player[p] == n:
+            key = (int(infostate[p, n]), int(action[h]))
+        else:
+            key = tmp[p]
+        tmp[h] = key
+        if player[h] == n and expandable[h]:
+            i = int(infostate[h, n])
+            if i not in info_parent_key:
+                info_parent_key[i] = key
+                info_level[i] = key_level[key] + 1
+                for a in tree.infostate_actions[n][i]:
+                    key_level[(i, a)] = info_level[i]
+    # Pass 2: order infostates by level, then by parent sequence index.
+    R = len(root_infos)
+    final: dict[tuple, int] = {("r", r): r for r in range(R)}
+    infos_sorted: list[int] = []
+    levels = []
+    next_seq = R
+    by_level: dict[int, list[int]] = {}
+    for i, lv in info_level.items():
+        by_level.setdefault(lv, []).append(i)
+    info_lo = 0
+    for lv in sorted(by_level):
+        members = sorted(by_level[lv], key=lambda i: (final[info_parent_key[i]], i))
+        seq_lo = next_seq
+        for i in members:
+            for a in tree.infostate_actions[n][i]:
+                final[(i, a)] = next_seq
+                next_seq += 1
+        infos_sorted.extend(members)
+        parents = np.array([final[info_parent_key[i]] for i in members], dtype=np.int64)
+        change = np.flatnonzero(np.concatenate([[True], parents[1:] != parents[:-1]]))
+        levels.append((info_lo, info_lo + len(members), seq_lo, next_seq, change, parents[change]))
+        info_lo += len(members)
+    S = next_seq
+    infos = np.array(infos_sorted, dtype=np.int64)
+    sizes = np.array([len(tree.infostate_actions[n][i]) for i in infos], dtype=np.int64)
+    starts = R + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(infos) else np.zeros(0, np.int64)
+    seq_info = np.full(S, -1, dtype=np.int64)
+    seq_action = np.full(S, -1, dtype=np.int64)
+    for k, i in enumerate(infos):
+        seq_info[starts[k] : starts[k] + sizes[k]] = k
+        seq_action[starts[k] : starts[k] + sizes[k]] = tree.infostate_actions[n][i]
+    info_parent = np.array([final[info_parent_key[i]] for i in infos], dtype=np.int64)
+    seq_parent = np.full(S, -1, dtype=np.int64)
+    seq_parent[R:] = info_parent[seq_info[R:]]
+    for h in hist:
+        seq_of[h, n] = final[tmp[h]]
+    info_depth = tree.depth[tree.infostate_history[n][infos]] if len(infos) else np.zeros(0, np.int64)
+    return PlayerSequences(
+        root_infostates=np.asarray(root_infos, dtype=np.int64),
+        infostates=infos,
+        info_parent=info_parent,
+        info_start=starts,
+        info_size=sizes,
+        info_depth=info_depth,
+        seq_info=seq_info,
+        seq_action=seq_action,
+        seq_parent=seq_parent,
+        levels=tuple(levels),
+    )
