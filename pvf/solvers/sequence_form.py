@@ -28,6 +28,29 @@ from pvf.games.public_tree import TERMINAL, PublicTree
 
 
 @dataclass(frozen=True, eq=False)
+class Level:
+    """One level of a player's sequence tree, with its index arrays precomputed.
+
+    Infostates [info_lo, info_hi) own sequences [seq_lo, seq_hi).
+    starts: [I_L] offset of each infostate's block within the level's sequences.
+    seq_info: [S_L] infostate of each sequence, relative to info_lo.
+    seq_parent: [S_L] parent sequence of each sequence (absolute).
+    group_starts: [G] offsets of runs of infostates sharing a parent (they are sorted by parent).
+    group_parents: [G] those parents (distinct).
+    """
+
+    info_lo: int
+    info_hi: int
+    seq_lo: int
+    seq_hi: int
+    starts: np.ndarray
+    seq_info: np.ndarray
+    seq_parent: np.ndarray
+    group_starts: np.ndarray
+    group_parents: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class PlayerSequences:
     """One player's sequence tree in a (sub)game.
 
@@ -42,10 +65,7 @@ class PlayerSequences:
     seq_info: [S] decision infostate of each sequence, -1 for root sequences.
     seq_action: [S] OpenSpiel action of each sequence, -1 for root sequences.
     seq_parent: [S] parent sequence of each decision sequence, -1 for roots.
-    levels: per level, (info_lo, info_hi, seq_lo, seq_hi, group_starts, group_parents):
-        infostates [info_lo, info_hi) own sequences [seq_lo, seq_hi); the
-        infostates are sorted by parent, group_starts [G] are the offsets of
-        runs sharing a parent and group_parents [G] those parents.
+    levels: the levels of the sequence tree, root side first.
     """
 
     root_infostates: np.ndarray
@@ -57,7 +77,7 @@ class PlayerSequences:
     seq_info: np.ndarray
     seq_action: np.ndarray
     seq_parent: np.ndarray
-    levels: tuple[tuple[int, int, int, int, np.ndarray, np.ndarray], ...]
+    levels: tuple[Level, ...]
 
     @property
     def num_roots(self) -> int:
@@ -285,6 +305,20 @@ def _player_sequences(
     for h in hist:
         seq_of[h, n] = final[tmp[h]]
     info_depth = tree.depth[tree.infostate_history[n][infos]] if len(infos) else np.zeros(0, np.int64)
+    level_objs = tuple(
+        Level(
+            info_lo=lo,
+            info_hi=hi,
+            seq_lo=slo,
+            seq_hi=shi,
+            starts=starts[lo:hi] - slo,
+            seq_info=seq_info[slo:shi] - lo,
+            seq_parent=seq_parent[slo:shi],
+            group_starts=gstart,
+            group_parents=gparent,
+        )
+        for lo, hi, slo, shi, gstart, gparent in levels
+    )
     return PlayerSequences(
         root_infostates=np.asarray(root_infos, dtype=np.int64),
         infostates=infos,
@@ -295,5 +329,5 @@ def _player_sequences(
         seq_info=seq_info,
         seq_action=seq_action,
         seq_parent=seq_parent,
-        levels=tuple(levels),
+        levels=level_objs,
     )

@@ -32,21 +32,24 @@ def regret_matching_plus(seqs: PlayerSequences, regrets: np.ndarray) -> np.ndarr
     if seqs.num_infostates == 0:
         return strat
     pos = np.maximum(regrets[R:], 0.0)
-    totals = np.add.reduceat(pos, seqs.info_start - R, axis=0)  # [I, B]
-    per_seq = totals[seqs.seq_info[R:]]
-    sizes = seqs.info_size[seqs.seq_info[R:]][:, None].astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        strat[R:] = np.where(per_seq > 0, pos / per_seq, 1.0 / sizes)
+    totals = np.add.reduceat(pos, seqs.info_start - R, axis=0)[seqs.seq_info[R:]]  # [S - R, B]
+    positive = totals > 0
+    np.divide(pos, totals, out=strat[R:], where=positive)
+    strat[R:] = np.where(positive, strat[R:], _inverse_sizes(seqs))
     return strat
+
+
+def _inverse_sizes(seqs: PlayerSequences) -> np.ndarray:
+    """[S - R, 1] one over the number of actions of each decision sequence's infostate."""
+    return 1.0 / seqs.info_size[seqs.seq_info[seqs.num_roots :]][:, None]
 
 
 def realization_plan(seqs: PlayerSequences, strat: np.ndarray, root_reach: np.ndarray) -> np.ndarray:
     """[S, B] realization plan from a behaviour strategy [S, B] and root reaches [R, B]."""
     x = np.empty_like(strat)
     x[: seqs.num_roots] = root_reach
-    parent = seqs.seq_parent
-    for _, _, lo, hi, _, _ in seqs.levels:
-        x[lo:hi] = x[parent[lo:hi]] * strat[lo:hi]
+    for lv in seqs.levels:
+        np.multiply(x[lv.seq_parent], strat[lv.seq_lo : lv.seq_hi], out=x[lv.seq_lo : lv.seq_hi])
     return x
 
 
@@ -55,9 +58,8 @@ def behaviour_from_realization(seqs: PlayerSequences, x: np.ndarray) -> np.ndarr
     R = seqs.num_roots
     strat = np.ones_like(x)
     par = x[seqs.seq_parent[R:]]
-    sizes = seqs.info_size[seqs.seq_info[R:]][:, None].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        strat[R:] = np.where(par > 0, x[R:] / par, 1.0 / sizes)
+        strat[R:] = np.where(par > 0, x[R:] / par, _inverse_sizes(seqs))
     return strat
 
 
@@ -69,33 +71,38 @@ def expected_values(seqs: PlayerSequences, strat: np.ndarray, q: np.ndarray, reg
     regrets: [S, B] if given, the instantaneous regrets q(I,a) − v(I) are added
        to it and it is clipped at zero (the regret-matching+ update).
     """
-    for lo, hi, slo, shi, gstart, gparent in reversed(seqs.levels):
-        starts = seqs.info_start[lo:hi] - slo
-        block = q[slo:shi]
-        v = np.add.reduceat(strat[slo:shi] * block, starts, axis=0)  # [I_L, B]
+    for lv in reversed(seqs.levels):
+        block = q[lv.seq_lo : lv.seq_hi]
+        v = np.add.reduceat(strat[lv.seq_lo : lv.seq_hi] * block, lv.starts, axis=0)  # [I_L, B]
         if regrets is not None:
-            r = regrets[slo:shi]
-            r += block - v[seqs.seq_info[slo:shi] - lo]
+            r = regrets[lv.seq_lo : lv.seq_hi]
+            r += block
+            r -= v[lv.seq_info]
             np.maximum(r, 0.0, out=r)
-        q[gparent] += np.add.reduceat(v, gstart, axis=0)
+        _add_to_parents(q, lv, v)
     return q
+
+
+def _add_to_parents(q: np.ndarray, lv, v: np.ndarray) -> None:
+    """q[parent(I)] += v(I) for the level's infostates (sorted by parent)."""
+    if len(lv.group_starts) == lv.info_hi - lv.info_lo:  # every parent distinct
+        q[lv.group_parents] += v
+    else:
+        q[lv.group_parents] += np.add.reduceat(v, lv.group_starts, axis=0)
 
 
 def best_response_values(seqs: PlayerSequences, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best-response propagation, in place: each infostate takes its best sequence.
 
     q: [S, B] immediate values on entry, best-response values on exit.
-    Returns (q, choice) with choice [I, B] the index of the best sequence of each infostate.
+    Returns (q, choice) with choice [I, B] the index of the first best sequence of each infostate.
     """
     choice = np.zeros((seqs.num_infostates, q.shape[1]), dtype=np.int64)
-    for lo, hi, slo, shi, gstart, gparent in reversed(seqs.levels):
-        starts = seqs.info_start[lo:hi] - slo
-        block = q[slo:shi]
-        v = np.maximum.reduceat(block, starts, axis=0)
-        is_best = block >= v[seqs.seq_info[slo:shi] - lo]
-        # first best sequence of each infostate
-        idx = np.arange(slo, shi)[:, None] * np.ones((1, q.shape[1]), dtype=np.int64)
-        masked = np.where(is_best, idx, np.iinfo(np.int64).max)
-        choice[lo:hi] = np.minimum.reduceat(masked, starts, axis=0)
-        q[gparent] += np.add.reduceat(v, gstart, axis=0)
+    for lv in reversed(seqs.levels):
+        block = q[lv.seq_lo : lv.seq_hi]
+        v = np.maximum.reduceat(block, lv.starts, axis=0)
+        idx = np.arange(lv.seq_lo, lv.seq_hi)[:, None]
+        masked = np.where(block >= v[lv.seq_info], idx, np.iinfo(np.int64).max)
+        choice[lv.info_lo : lv.info_hi] = np.minimum.reduceat(masked, lv.starts, axis=0)
+        _add_to_parents(q, lv, v)
     return q, choice
