@@ -1,0 +1,57 @@
+"""Fully connected blocks shared by the value networks.
+
+`build_mlp` returns `Linear, act, Linear, act, ..., Linear`:
+
+1. `num_layers` counts the Linear layers (1 = a single affine map, no
+   activation at all).
+2. Every hidden layer has the same width: `hidden_width` if given, else
+   `round(hidden_multiplier * in_dim)` (the paper's "5 x the input").
+3. The activation sits between Linear layers, never after the last one, so
+   the output is unbounded (values are counterfactual values, any sign).
+
+Two blocks built with the same arguments have identical `state_dict` keys,
+which is what lets Theorem 4 copy a positional net into a particle net.
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "leaky_relu": nn.LeakyReLU,
+    "elu": nn.ELU,
+    "gelu": nn.GELU,
+    "tanh": nn.Tanh,
+}
+
+
+def hidden_size(in_dim: int, hidden_multiplier: float, hidden_width: int | None) -> int:
+    """Width of each hidden layer: absolute `hidden_width`, else a multiple of `in_dim`."""
+    width = hidden_width if hidden_width is not None else round(hidden_multiplier * in_dim)
+    if width < 1:
+        raise ValueError(f"hidden width must be >= 1, got {width}")
+    return int(width)
+
+
+def build_mlp(
+    in_dim: int,
+    out_dim: int,
+    num_layers: int,
+    hidden_multiplier: float = 1.0,
+    hidden_width: int | None = None,
+    activation: str = "relu",
+) -> nn.Sequential:
+    """An MLP `[..., in_dim] -> [..., out_dim]` with `num_layers` Linear layers."""
+    if num_layers < 1:
+        raise ValueError(f"an MLP needs at least one layer, got num_layers={num_layers}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
+    width = hidden_size(in_dim, hidden_multiplier, hidden_width) if num_layers > 1 else out_dim
+    dims = [in_dim] + [width] * (num_layers - 1) + [out_dim]
+    layers: list[nn.Module] = []
+    for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:])):
+        if i > 0:
+            layers.append(ACTIVATIONS[activation]())
+        layers.append(nn.Linear(d_in, d_out))
+    return nn.Sequential(*layers)

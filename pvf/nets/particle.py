@@ -1,0 +1,130 @@
+"""Particle value function: a Deep Sets network over (belief, features) pairs.
+
+Input is a padded set of N particles (infostates) per sample; `mask` marks
+the real ones. With K = `basis_dim`, one forward pass (paper, sec. 5.2):
+
+1. basis_j = change_basis(features_j): `[B, N, K]`, one shared MLP applied
+   to each particle's feature vector (public, private and player one-hot
+   features, concatenated by the caller).
+2. coordinate_j = belief_j * basis_j: `[B, N, K]`; padded particles give 0.
+3. context = sum_j coordinate_j: `[B, K]`, invariant to particle order.
+4. y = regression([context, public]): `[B, K]`, an MLP shaped like the
+   positional net (`[B, K + Fp] -> [B, K]`).
+5. value_j = <y, basis_j> (`output="projection"`), or for
+   `output="concatenation"` (app. C) value_j = projection_regression(
+   [basis_j, y]), an MLP `[2K] -> [1]` (`projection_layers`, default 2,
+   hidden width 2K as in app. C's construction). Padded particles get 0.
+
+Paper's text (app. F): change basis 3 layers of width 3 x input, regression
+as the positional net (5 layers, width 5 x input). Authors' run: change
+basis 4 layers, regression K -> 3K -> 3K -> K (`regression_layers=3,
+regression_hidden_width=3*K`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from pvf.nets.mlp import build_mlp
+
+OUTPUTS = ("projection", "concatenation")
+
+
+class ParticleVF(nn.Module):
+    """`forward(beliefs [B, N], features [B, N, F], public [B, Fp], mask [B, N]) -> values [B, N]`."""
+
+    def __init__(
+        self,
+        feature_dim: int,
+        public_dim: int,
+        basis_dim: int,
+        basis_layers: int = 3,
+        basis_hidden_multiplier: float = 3.0,
+        regression_layers: int = 5,
+        regression_hidden_multiplier: float = 5.0,
+        activation: str = "relu",
+        output: str = "projection",
+        basis_hidden_width: int | None = None,
+        regression_hidden_width: int | None = None,
+        projection_layers: int = 2,
+        projection_hidden_multiplier: float = 1.0,
+        projection_hidden_width: int | None = None,
+    ) -> None:
+        super().__init__()
+        if output not in OUTPUTS:
+            raise ValueError(f"unknown output {output!r}; choose from {OUTPUTS}")
+        self._config: dict[str, Any] = {
+            "feature_dim": feature_dim,
+            "public_dim": public_dim,
+            "basis_dim": basis_dim,
+            "basis_layers": basis_layers,
+            "basis_hidden_multiplier": basis_hidden_multiplier,
+            "regression_layers": regression_layers,
+            "regression_hidden_multiplier": regression_hidden_multiplier,
+            "activation": activation,
+            "output": output,
+            "basis_hidden_width": basis_hidden_width,
+            "regression_hidden_width": regression_hidden_width,
+            "projection_layers": projection_layers,
+            "projection_hidden_multiplier": projection_hidden_multiplier,
+            "projection_hidden_width": projection_hidden_width,
+        }
+        self.output = output
+        self.change_basis = build_mlp(
+            feature_dim, basis_dim, basis_layers, basis_hidden_multiplier, basis_hidden_width, activation
+        )
+        self.regression = build_mlp(
+            basis_dim + public_dim,
+            basis_dim,
+            regression_layers,
+            regression_hidden_multiplier,
+            regression_hidden_width,
+            activation,
+        )
+        self.projection_regression = (
+            build_mlp(
+                2 * basis_dim,
+                1,
+                projection_layers,
+                projection_hidden_multiplier,
+                projection_hidden_width,
+                activation,
+            )
+            if output == "concatenation"
+            else None
+        )
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments as a JSON-serialisable dict (see `from_config`)."""
+        return dict(self._config)
+
+    def hparams(self) -> dict[str, Any]:
+        """Same as `config`; the name Lightning's `save_hyperparameters` users expect."""
+        return self.config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ParticleVF:
+        """Rebuild an (untrained) network from `config`; then load a state dict."""
+        return cls(**config)
+
+    def forward(self, beliefs: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
+        """beliefs: [B, N] reach of each particle's infostate;
+        features: [B, N, F] per-infostate feature vectors;
+        public: [B, Fp] public-state features;
+        mask: [B, N] bool, True for real particles, False for padding.
+        Returns values [B, N], exactly 0 where `mask` is False."""
+        keep = mask.unsqueeze(-1)
+        basis = self.change_basis(features)  # [B, N, K]
+        coordinates = torch.where(keep, beliefs.unsqueeze(-1) * basis, 0.0)
+        context = coordinates.sum(dim=1)  # [B, K]
+        y = self.regression(torch.cat([context, public], dim=-1))  # [B, K]
+        if self.projection_regression is None:
+            values = (basis * y.unsqueeze(1)).sum(dim=-1)
+        else:
+            pairs = torch.cat([basis, y.unsqueeze(1).expand_as(basis)], dim=-1)  # [B, N, 2K]
+            values = self.projection_regression(pairs).squeeze(-1)
+        return torch.where(mask, values, 0.0)

@@ -1,0 +1,127 @@
+"""ParticleVF: set semantics (order, padding, masking), variants, gradients, checkpoints."""
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from pvf.nets import ParticleVF
+
+B, N, F, FP, K = 4, 6, 5, 3, 7
+
+
+def make_inputs(seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    beliefs = torch.rand(B, N, generator=g, dtype=torch.float64)
+    features = torch.randn(B, N, F, generator=g, dtype=torch.float64)
+    public = torch.randn(B, FP, generator=g, dtype=torch.float64)
+    mask = torch.ones(B, N, dtype=torch.bool)
+    return beliefs, features, public, mask
+
+
+def make_net(output: str = "projection", **kwargs) -> ParticleVF:
+    torch.manual_seed(0)
+    return ParticleVF(F, FP, K, output=output, **kwargs).double()
+
+
+@pytest.mark.parametrize("output", ["projection", "concatenation"])
+def test_permuting_particles_permutes_outputs(output):
+    net = make_net(output)
+    beliefs, features, public, mask = make_inputs()
+    perm = torch.randperm(N, generator=torch.Generator().manual_seed(3))
+    out = net(beliefs, features, public, mask)
+    out_perm = net(beliefs[:, perm], features[:, perm], public, mask[:, perm])
+    assert out.shape == (B, N)
+    torch.testing.assert_close(out_perm, out[:, perm], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("output", ["projection", "concatenation"])
+def test_padding_equals_smaller_set_and_padded_outputs_are_zero(output):
+    net = make_net(output)
+    beliefs, features, public, _ = make_inputs()
+    keep = 4
+    small = net(beliefs[:, :keep], features[:, :keep], public, torch.ones(B, keep, dtype=torch.bool))
+    # Padding holds garbage (even NaN) that must not leak into the context.
+    beliefs[:, keep:] = float("nan")
+    features[:, keep:] = float("nan")
+    mask = torch.zeros(B, N, dtype=torch.bool)
+    mask[:, :keep] = True
+    padded = net(beliefs, features, public, mask)
+    torch.testing.assert_close(padded[:, :keep], small, rtol=0, atol=1e-12)
+    assert torch.equal(padded[:, keep:], torch.zeros(B, N - keep, dtype=torch.float64))
+
+
+def test_ragged_masks_within_one_batch():
+    net = make_net()
+    beliefs, features, public, _ = make_inputs()
+    mask = torch.rand(B, N, generator=torch.Generator().manual_seed(5)) < 0.6
+    out = net(beliefs, features, public, mask)
+    for i in range(B):
+        idx = mask[i].nonzero().squeeze(-1)
+        one = net(beliefs[i : i + 1, idx], features[i : i + 1, idx], public[i : i + 1], mask[i : i + 1, idx])
+        torch.testing.assert_close(out[i, idx], one[0], rtol=0, atol=1e-12)
+    assert torch.all(out[~mask] == 0)
+
+
+def test_projection_is_inner_product_with_basis():
+    net = make_net()
+    beliefs, features, public, mask = make_inputs()
+    basis = net.change_basis(features)
+    context = (beliefs.unsqueeze(-1) * basis).sum(1)
+    y = net.regression(torch.cat([context, public], -1))
+    expected = torch.einsum("bnk,bk->bn", basis, y)
+    torch.testing.assert_close(net(beliefs, features, public, mask), expected)
+
+
+@pytest.mark.parametrize("output", ["projection", "concatenation"])
+def test_gradients_reach_every_parameter(output):
+    net = make_net(output)
+    beliefs, features, public, mask = make_inputs()
+    mask[0, -1] = False
+    net(beliefs, features, public, mask).pow(2).sum().backward()
+    for name, p in net.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+        assert p.grad.abs().sum() > 0, name
+
+
+def linear_shapes(module: nn.Module) -> list[tuple[int, int]]:
+    return [(m.in_features, m.out_features) for m in module.modules() if isinstance(m, nn.Linear)]
+
+
+def test_paper_text_layout():
+    net = ParticleVF(F, FP, K)
+    cb = 3 * F
+    assert linear_shapes(net.change_basis) == [(F, cb), (cb, cb), (cb, K)]
+    rw = 5 * (K + FP)
+    assert linear_shapes(net.regression) == [(K + FP, rw)] + [(rw, rw)] * 3 + [(rw, K)]
+    assert net.projection_regression is None
+
+
+def test_authors_run_layout():
+    net = ParticleVF(F, FP, K, basis_layers=4, regression_layers=3, regression_hidden_width=3 * K)
+    assert len(linear_shapes(net.change_basis)) == 4
+    assert linear_shapes(net.regression) == [(K + FP, 3 * K), (3 * K, 3 * K), (3 * K, K)]
+
+
+def test_concatenation_projection_regression_layout():
+    net = ParticleVF(F, FP, K, output="concatenation", projection_layers=3)
+    assert linear_shapes(net.projection_regression) == [(2 * K, 2 * K), (2 * K, 2 * K), (2 * K, 1)]
+
+
+def test_unknown_output_rejected():
+    with pytest.raises(ValueError, match="output"):
+        ParticleVF(F, FP, K, output="sum")
+
+
+@pytest.mark.parametrize("output", ["projection", "concatenation"])
+def test_checkpoint_round_trip(tmp_path, output):
+    net = make_net(output, basis_hidden_width=9, activation="gelu")
+    assert json.loads(json.dumps(net.config)) == net.config == net.hparams()
+    path = tmp_path / "particle.pt"
+    torch.save({"config": net.config, "state_dict": net.state_dict()}, path)
+    ckpt = torch.load(path, weights_only=True)
+    clone = ParticleVF.from_config(ckpt["config"]).double()
+    clone.load_state_dict(ckpt["state_dict"])
+    inputs = make_inputs()
+    assert torch.equal(clone(*inputs), net(*inputs))
