@@ -11,7 +11,6 @@ import argparse
 import json
 from pathlib import Path
 
-from pvf.experiments import plot_curves, run_linear_targets, write_csv
 from pvf.errors import PvfError
 
 
@@ -35,6 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pvf.experiments import plot_curves, run_linear_targets, write_csv
+
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

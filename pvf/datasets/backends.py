@@ -1,0 +1,94 @@
+"""Where tasks run: in this process, in a spawn-context process pool, or on Ray.
+
+Every backend runs the same function (`tasks.run_task`) on the same tasks
+and yields (task, shard) pairs as tasks finish, in any order; the caller
+writes each shard. Workers only compute: they never touch the output, so a
+worker that outlives a killed parent cannot corrupt anything.
+  - local, 1 worker: tasks run here, in order.
+  - local, W > 1: `multiprocessing.get_context("spawn").Pool(W)`; each worker
+    builds the game once (`tasks.context` is cached per process) and exits
+    on its own if its parent dies (a watchdog thread polls the parent pid).
+  - ray: the tasks as Ray remote functions, on the cluster named by
+    `RAY_ADDRESS`, or on a local instance with W CPUs when it is unset.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.tasks import ShardArrays, Task, run_task
+from pvf.errors import PvfError
+
+BACKENDS = ("local", "ray")
+_PARENT_POLL_SECONDS = 1.0
+
+
+def run_tasks(
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, backend: str = "local"
+) -> Iterator[tuple[Task, ShardArrays]]:
+    """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes."""
+    check_backend(workers, backend)
+    if not tasks:
+        return iter(())
+    if backend == "ray":
+        return _run_ray(spec, tasks, workers)
+    if workers == 1 or len(tasks) == 1:
+        return ((task, run_task(spec, task)) for task in tasks)
+    return _run_pool(spec, tasks, min(workers, len(tasks)))
+
+
+def check_backend(workers: int, backend: str) -> None:
+    """PvfError unless `workers` ≥ 1 and `backend` is known."""
+    if workers < 1:
+        raise PvfError(f"the number of workers must be at least 1, got {workers}")
+    if backend not in BACKENDS:
+        raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _run_one(job: tuple[GenerationSpec, Task]) -> tuple[Task, ShardArrays]:
+    spec, task = job
+    return task, run_task(spec, task)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool initializer: end this worker when its parent is gone (e.g. SIGKILLed)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _run_pool(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+        yield from pool.imap_unordered(_run_one, [(spec, task) for task in tasks])
+
+
+def _run_ray(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+    try:
+        import ray
+    except ImportError:
+        raise PvfError("--backend ray needs Ray: pip install 'pvf[ray]' (or 'ray>=2.9')") from None
+    started = not ray.is_initialized()
+    if started:
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init()
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False)
+    try:
+        remote = ray.remote(num_cpus=1)(_run_one)
+        pending = [remote.remote((spec, task)) for task in tasks]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        if started:
+            ray.shutdown()

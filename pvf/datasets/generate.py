@@ -1,0 +1,194 @@
+"""Generate a PBS dataset file, resumably: shards in a work directory, then one atomic join.
+
+`generate(spec, out, ...)` for output F.h5 and work directory F.h5.parts/:
+  1. If F.h5 exists: with the same spec it is complete (return at once);
+     with another spec, or unreadable, it is refused unless `overwrite`
+     (then removed).
+  2. The tree and trunk are built (this validates game and depth).
+  3. F.h5.parts/ holds `manifest.json` (the spec). An existing work
+     directory of another spec is refused unless `overwrite` (then
+     removed); one of the same spec is resumed.
+  4. Tasks (blocks of `task_size` trunk ids) whose shard
+     `shard-NNNNNN.h5` is present and matches are skipped; the others run on
+     the chosen backend and each finished shard is written atomically
+     (temporary name, fsync, rename). A tqdm bar on stderr counts samples.
+  5. The shards are joined in task order into F.h5.tmp, which is renamed to
+     F.h5; then the work directory is removed.
+A SIGKILL at any point loses at most the shards in flight: rerunning the
+same command finishes the same file, sample for sample, as an uninterrupted
+run, because a task's samples depend only on (spec, task).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from pvf.datasets.backends import check_backend, run_tasks
+from pvf.datasets.reader import PBSDataset
+from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.tasks import Task, context, plan_tasks
+from pvf.datasets.writer import join_shards, shard_matches, write_shard
+from pvf.errors import PvfError
+from pvf.games.features import build_feature_tables
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class GenerationReport:
+    """What a `generate` call did.
+
+    status: "complete" (the file was already there) or "generated".
+    num_samples: samples in the file.
+    num_tasks: tasks of the spec; tasks_resumed of them were found finished, tasks_run were run now.
+    seconds: wall time of this call; samples_per_second: samples made by this call per second.
+    """
+
+    path: str
+    status: str
+    spec: GenerationSpec
+    num_samples: int
+    num_tasks: int
+    tasks_resumed: int
+    tasks_run: int
+    seconds: float
+    samples_per_second: float
+
+    def as_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k != "spec"}
+        out["spec"] = self.spec.to_attrs()
+        return out
+
+
+def work_dir(out: Path) -> Path:
+    """The shard directory of output `out`: `out`.parts next to it."""
+    return out.with_name(out.name + ".parts")
+
+
+def shard_path(parts: Path, task: Task) -> Path:
+    return parts / f"shard-{task.index:06d}.h5"
+
+
+def generate(
+    spec: GenerationSpec,
+    out: str | Path,
+    workers: int = 1,
+    backend: str = "local",
+    overwrite: bool = False,
+    progress: bool = True,
+) -> GenerationReport:
+    """Make (or finish) the dataset file `out` for `spec`; see the module docstring."""
+    start = time.perf_counter()
+    check_backend(workers, backend)
+    out = Path(out)
+    parts = work_dir(out)
+    tasks = plan_tasks(spec.num_trunks, spec.task_size)
+    if _existing_file_is_complete(out, parts, spec, overwrite):
+        with PBSDataset(out) as ds:
+            n = ds.num_samples
+        seconds = time.perf_counter() - start
+        return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
+    if not out.parent.is_dir():
+        raise PvfError(f"directory {out.parent} does not exist; create it or choose another --out")
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    per_trunk = len(ctx.layout.public_states)
+    _prepare_work_dir(parts, spec, overwrite)
+    todo = [t for t in tasks if not shard_matches(shard_path(parts, t), t)]
+    done_samples = per_trunk * (spec.num_trunks - sum(t.num_trunks for t in todo))
+    made = 0
+    with tqdm(
+        total=per_trunk * spec.num_trunks,
+        initial=done_samples,
+        unit="PBS",
+        desc=f"pvf generate {out.name}",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    ) as bar:
+        for task, arrays in run_tasks(spec, todo, workers, backend):
+            write_shard(shard_path(parts, task), task, arrays)
+            bar.update(arrays.num_samples)
+            made += arrays.num_samples
+    join_shards(
+        out,
+        [shard_path(parts, t) for t in tasks],
+        spec,
+        ctx.layout.public_states,
+        build_feature_tables(ctx.tree),
+    )
+    shutil.rmtree(parts)
+    seconds = time.perf_counter() - start
+    return GenerationReport(
+        str(out),
+        "generated",
+        spec,
+        per_trunk * spec.num_trunks,
+        len(tasks),
+        len(tasks) - len(todo),
+        len(todo),
+        seconds,
+        made / seconds if seconds > 0 else 0.0,
+    )
+
+
+def _existing_file_is_complete(out: Path, parts: Path, spec: GenerationSpec, overwrite: bool) -> bool:
+    """True if `out` is a finished file of `spec`; removes or refuses a file of anything else."""
+    if not out.exists():
+        return False
+    if out.is_dir():
+        raise PvfError(f"{out} is a directory; choose a file name for --out")
+    try:
+        with PBSDataset(out) as ds:
+            found = GenerationSpec.from_attrs(ds.attrs)
+        problem = "; ".join(spec.differences(found))
+    except PvfError as exc:
+        problem = str(exc)
+    if not problem:
+        if parts.is_dir() and _manifest_spec(parts) == spec:
+            shutil.rmtree(parts)  # left over by a run killed after its final rename
+        return True
+    if not overwrite:
+        raise PvfError(f"{out} exists and was not made by this command ({problem}); pass --overwrite to replace it")
+    out.unlink()
+    return False
+
+
+def _manifest_spec(parts: Path) -> GenerationSpec | None:
+    """The spec in a work directory's manifest, or None if there is none or it is unreadable."""
+    try:
+        return GenerationSpec.from_attrs(json.loads((parts / MANIFEST).read_text()))
+    except (OSError, ValueError, PvfError):
+        return None
+
+
+def _prepare_work_dir(parts: Path, spec: GenerationSpec, overwrite: bool) -> None:
+    """Resume a work directory of `spec`, or start an empty one; refuse others unless `overwrite`."""
+    if parts.exists():
+        found = _manifest_spec(parts) if parts.is_dir() else None
+        # A directory holding only temporary files was left by a kill before its manifest was written.
+        fresh = parts.is_dir() and all(p.name.endswith(".tmp") for p in parts.iterdir())
+        if found != spec and not (found is None and fresh):
+            why = "; ".join(spec.differences(found)) if found is not None else "no readable manifest"
+            if not overwrite:
+                raise PvfError(
+                    f"work directory {parts} belongs to another generation ({why}); pass --overwrite to discard it"
+                )
+            if parts.is_dir():
+                shutil.rmtree(parts)
+            else:
+                parts.unlink()
+    parts.mkdir(exist_ok=True)
+    for stale in parts.glob("*.tmp"):
+        stale.unlink()
+    if _manifest_spec(parts) is None:
+        tmp = parts / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(spec.to_attrs(), indent=2, sort_keys=True))
+        os.replace(tmp, parts / MANIFEST)

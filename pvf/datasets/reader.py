@@ -1,0 +1,190 @@
+"""Reading PBS files (docs/hdf5_schema.md), with the checks a consumer needs.
+
+`PBSDataset(path)`:
+  1. opens the file read-only; a missing, truncated or non-HDF5 file is a
+     PvfError;
+  2. checks the root attributes: `schema` is `pvf.pbs`, `schema_version`
+     is one this reader knows, every provenance attribute is present and
+     `complete` is true;
+  3. checks that every dataset exists with the schema's rank and that the
+     lengths agree (offsets [N + 1] rising from 0 to M);
+  4. exposes the datasets as numpy arrays, read on first access; a read
+     that fails (a corrupted chunk) is a PvfError too.
+`summary()` gives what `pvf inspect` prints: provenance, samples per public
+state, target statistics and the largest zero-sum residual.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from pvf.datasets import schema
+from pvf.errors import PvfError
+
+
+def _dataset(path: str) -> cached_property:
+    """A lazily read, cached dataset of the file."""
+    return cached_property(lambda self: self._read(path))
+
+
+class PBSDataset:
+    """A validated PBS file. Use as a context manager or call `close()`.
+
+    N samples, M infostate rows, L leaf public states.
+
+    attrs: the root attributes (provenance) as plain Python values.
+    leaf_public_states: [L] int64.
+    trunk, public_state: [N] int64; offset: [N + 1] int64.
+    player: [M] int8; index: [M] int64; slot: [M] int32.
+    belief, target, target_current: [M] float64.
+    public_features: [P, Fp] float32; private_features: per player [I_n, Fq] float32.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise PvfError(f"{self.path}: no such file")
+        try:
+            self._file = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise PvfError(f"{self.path}: not a readable HDF5 file ({_first_line(exc)})") from None
+        try:
+            self.attrs = self._check_attrs()
+            self._check_datasets()
+        except (OSError, TypeError, ValueError) as exc:
+            self._file.close()
+            raise PvfError(f"{self.path}: unreadable metadata ({_first_line(exc)}); the file is corrupted") from None
+        except PvfError:
+            self._file.close()
+            raise
+
+    def __enter__(self) -> PBSDataset:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._file.close()
+
+    @property
+    def num_samples(self) -> int:
+        return int(self._file[schema.SAMPLE_DATASETS["trunk"][0]].shape[0])
+
+    @property
+    def num_rows(self) -> int:
+        return int(self._file[schema.ROW_DATASETS["belief"][0]].shape[0])
+
+    def _read(self, path: str) -> np.ndarray:
+        try:
+            return self._file[path][()]
+        except (OSError, KeyError, ValueError) as exc:
+            raise PvfError(f"{self.path}: cannot read /{path} ({_first_line(exc)}); the file is corrupted") from None
+
+    def _check_attrs(self) -> dict[str, Any]:
+        raw = self._file.attrs
+        found = raw.get("schema")
+        if not isinstance(found, str) or found != schema.SCHEMA:
+            raise PvfError(
+                f"{self.path}: not a pvf PBS file (root attribute schema is {found!r}, expected {schema.SCHEMA!r})"
+            )
+        version = int(raw.get("schema_version", -1))
+        if version != schema.SCHEMA_VERSION:
+            raise PvfError(f"{self.path}: schema version {version}; this pvf reads version {schema.SCHEMA_VERSION}")
+        missing = [k for k in schema.ATTRS if k not in raw]
+        if missing:
+            raise PvfError(f"{self.path}: missing root attributes {', '.join(missing)}")
+        attrs = {k: schema.ATTRS[k](raw[k]) for k in schema.ATTRS}
+        if not attrs["complete"]:
+            raise PvfError(f"{self.path}: incomplete file (generation did not finish); rerun pvf generate")
+        return attrs
+
+    def _check_datasets(self) -> None:
+        f = self._file
+        expected = {schema.LEAF_PUBLIC_STATES: 1, schema.FEATURES_PUBLIC: 2}
+        expected.update({p: 2 for p in schema.FEATURES_PRIVATE})
+        expected.update({p: 1 for p, _ in schema.SAMPLE_DATASETS.values()})
+        expected.update({p: 1 for p, _ in schema.ROW_DATASETS.values()})
+        for path, ndim in expected.items():
+            if not isinstance(f.get(path), h5py.Dataset) or f[path].ndim != ndim:
+                raise PvfError(f"{self.path}: dataset /{path} is missing or not {ndim}-dimensional")
+        N, M = self.num_samples, self.num_rows
+        for path, _ in schema.SAMPLE_DATASETS.values():
+            n = N + 1 if path == schema.SAMPLE_DATASETS["offset"][0] else N
+            if f[path].shape[0] != n:
+                raise PvfError(f"{self.path}: /{path} has {f[path].shape[0]} entries, expected {n}")
+        for path, _ in schema.ROW_DATASETS.values():
+            if f[path].shape[0] != M:
+                raise PvfError(f"{self.path}: /{path} has {f[path].shape[0]} entries, expected {M}")
+        off = self.offset
+        if off[0] != 0 or off[-1] != M or np.any(np.diff(off) < 0):
+            raise PvfError(f"{self.path}: /samples/offset does not rise from 0 to {M}")
+
+    leaf_public_states = _dataset(schema.LEAF_PUBLIC_STATES)
+    trunk = _dataset(schema.SAMPLE_DATASETS["trunk"][0])
+    public_state = _dataset(schema.SAMPLE_DATASETS["public_state"][0])
+    offset = _dataset(schema.SAMPLE_DATASETS["offset"][0])
+    player = _dataset(schema.ROW_DATASETS["player"][0])
+    index = _dataset(schema.ROW_DATASETS["index"][0])
+    slot = _dataset(schema.ROW_DATASETS["slot"][0])
+    belief = _dataset(schema.ROW_DATASETS["belief"][0])
+    target = _dataset(schema.ROW_DATASETS["target"][0])
+    target_current = _dataset(schema.ROW_DATASETS["target_current"][0])
+    public_features = _dataset(schema.FEATURES_PUBLIC)
+    private_features = cached_property(lambda self: tuple(self._read(p) for p in schema.FEATURES_PRIVATE))
+
+    def zero_sum_residual(self, current: bool = False) -> np.ndarray:
+        """[N] Σ belief·target over each sample's infostates of both players (0 for exact zero-sum)."""
+        values = self.target_current if current else self.target
+        if self.num_samples == 0:
+            return np.zeros(0)
+        return np.add.reduceat(self.belief * values, self.offset[:-1])
+
+    def summary(self) -> dict[str, Any]:
+        """Provenance, sample counts per public state and target statistics (what `pvf inspect` prints)."""
+        ps, counts = np.unique(self.public_state, return_counts=True)
+        attrs = dict(self.attrs)
+        for key in ("sampling", "features"):
+            try:
+                attrs[key] = json.loads(attrs[key])
+            except json.JSONDecodeError:
+                raise PvfError(f"{self.path}: root attribute {key} is not JSON; the file is corrupted") from None
+        return {
+            "path": str(self.path),
+            "attrs": attrs,
+            "num_samples": self.num_samples,
+            "num_infostate_rows": self.num_rows,
+            "num_trunks_present": int(len(np.unique(self.trunk))),
+            "features": {
+                "public": list(self.public_features.shape),
+                "private": [list(p.shape) for p in self.private_features],
+            },
+            "samples_per_public_state": {str(int(p)): int(c) for p, c in zip(ps, counts)},
+            "belief": _stats(self.belief),
+            "target": _stats(self.target),
+            "target_current": _stats(self.target_current),
+            "max_zero_sum_residual": float(np.abs(self.zero_sum_residual()).max(initial=0.0)),
+            "max_zero_sum_residual_current": float(np.abs(self.zero_sum_residual(current=True)).max(initial=0.0)),
+        }
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    if len(values) == 0:
+        return {"mean": 0.0, "std": 0.0, "min": 0.0, "max": 0.0}
+    return {
+        "mean": float(values.mean()),
+        "std": float(values.std()),
+        "min": float(values.min()),
+        "max": float(values.max()),
+    }
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,175 @@
+"""One task of dataset generation: a contiguous block of trunk ids → one shard of samples.
+
+Task boundaries depend only on the number of trunks and the task size, so a
+task's output is the same whichever worker or backend runs it. A task:
+  1. Draws the random strategies of its trunks (one generator per trunk id)
+     and propagates them to the beliefs of every leaf infostate.
+  2. Solves all its PBSs (its trunks × the leaf public states) in one
+     batched CFR+ call on the union of the leaf subgames (`LeafSolver`).
+  3. Lays the samples out trunk-major as in docs/hdf5_schema.md: one gather
+     with a fixed column permutation turns the per-player value matrices
+     [B, J_n] into rows (sample by sample, player 1's infostates then
+     player 2's).
+Workers keep the tree, trunk and leaf subgames of the last spec they saw
+(`context`), so a process builds them once however many tasks it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import lru_cache
+
+import numpy as np
+
+from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
+from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.targets import LeafSolver
+from pvf.errors import PvfError
+from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
+
+
+@dataclass(frozen=True)
+class Task:
+    """Trunks [trunk_lo, trunk_hi), the `index`-th block."""
+
+    index: int
+    trunk_lo: int
+    trunk_hi: int
+
+    @property
+    def num_trunks(self) -> int:
+        return self.trunk_hi - self.trunk_lo
+
+
+def plan_tasks(num_trunks: int, task_size: int) -> list[Task]:
+    """The blocks of `task_size` trunks (the last one shorter) covering 0..num_trunks-1."""
+    return [
+        Task(i, lo, min(lo + task_size, num_trunks)) for i, lo in enumerate(range(0, num_trunks, task_size))
+    ]
+
+
+@dataclass(frozen=True)
+class SampleLayout:
+    """Where each infostate of one trunk's samples goes (the same for every trunk).
+
+    L leaf public states, J_n leaf infostates of player n, K = J1 + J2 rows per trunk.
+
+    public_states: [L] leaf public states in sample order.
+    sizes: [L] rows of each sample (its infostates of both players).
+    columns: [K] column of [values1 | values2] ([B, J1 + J2]) feeding each row.
+    player, index, slot: [K] the rows' player, augmented infostate and enumeration slot.
+    """
+
+    public_states: np.ndarray
+    sizes: np.ndarray
+    columns: np.ndarray
+    player: np.ndarray
+    index: np.ndarray
+    slot: np.ndarray
+
+    @classmethod
+    def of_trunk(cls, trunk: SequenceGame) -> SampleLayout:
+        off, infos = trunk.leaf_offsets, trunk.leaf_infostates
+        J1 = len(infos[0])
+        cols, player, index, slot = [], [], [], []
+        for k in range(len(trunk.leaf_public_states)):
+            for n, shift in ((0, 0), (1, J1)):
+                block = np.arange(off[n][k], off[n][k + 1])
+                cols.append(shift + block)
+                player.append(np.full(len(block), n, dtype=np.int8))
+                index.append(infos[n][block])
+                slot.append(np.arange(len(block), dtype=np.int32))
+        sizes = np.diff(off[0]) + np.diff(off[1])
+        return cls(
+            public_states=trunk.leaf_public_states.astype(np.int64),
+            sizes=sizes.astype(np.int64),
+            columns=np.concatenate(cols),
+            player=np.concatenate(player),
+            index=np.concatenate(index).astype(np.int64),
+            slot=np.concatenate(slot),
+        )
+
+
+@dataclass(frozen=True)
+class ShardArrays:
+    """The samples of one task, laid out as the schema's datasets (offsets start at 0).
+
+    n samples, m infostate rows.
+
+    trunk, public_state: [n] int64.
+    offset: [n + 1] int64.
+    player: [m] int8; index: [m] int64; slot: [m] int32.
+    belief, target, target_current: [m] float64.
+    """
+
+    trunk: np.ndarray
+    public_state: np.ndarray
+    offset: np.ndarray
+    player: np.ndarray
+    index: np.ndarray
+    slot: np.ndarray
+    belief: np.ndarray
+    target: np.ndarray
+    target_current: np.ndarray
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.trunk)
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, eq=False)
+class GenerationContext:
+    """What every task of a spec shares: the tree, its trunk, the leaf solver and the layout."""
+
+    tree: PublicTree
+    trunk: SequenceGame
+    solver: LeafSolver
+    layout: SampleLayout
+
+
+@lru_cache(maxsize=1)
+def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
+    """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
+    tree = build_public_tree(game)
+    max_depth = int(tree.depth.max())
+    if depth > max_depth:
+        raise PvfError(
+            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); choose a smaller depth"
+        )
+    trunk = build_sequence_game(tree, depth_limit=depth)
+    if not trunk.has_leaves:
+        raise PvfError(
+            f"{tree.game_string} has no non-terminal public state at move number {depth}; choose a smaller depth"
+        )
+    solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations)
+    return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
+
+
+def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
+    """All samples of the task's trunks (trunk-major, then leaf public state)."""
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    trunk, layout = ctx.trunk, ctx.layout
+    ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
+    beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
+    solved = ctx.solver.solve(beliefs)  # columns in trunk.leaf_infostates order, as the beliefs
+    target = solved.average if spec.target == "average" else solved.current
+
+    def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return np.concatenate(per_player, axis=1)[:, layout.columns].reshape(-1)
+
+    B, L = len(ids), len(layout.public_states)
+    return ShardArrays(
+        trunk=np.repeat(ids, L),
+        public_state=np.tile(layout.public_states, B),
+        offset=np.concatenate([[0], np.cumsum(np.tile(layout.sizes, B))]).astype(np.int64),
+        player=np.tile(layout.player, B),
+        index=np.tile(layout.index, B),
+        slot=np.tile(layout.slot, B),
+        belief=rows(beliefs),
+        target=rows(target),
+        target_current=rows(solved.current),
+    )

@@ -1,0 +1,122 @@
+"""Writing PBS files: task shards, and the final file joined from them.
+
+Every file is written under a temporary name, flushed to disk and then
+renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
+a resumed run sees either the whole file or none of it:
+  1. `write_shard` stores one task's `ShardArrays` (plain datasets, its task
+     and sizes as attributes) as its own small HDF5 file.
+  2. `join_shards` creates the final file's datasets at their full size
+     (chunked, gzip), copies the shards into them in task order, shifting
+     each shard's offsets by the rows before it, adds the feature tables and
+     the provenance attributes with `complete = True`, and renames it into
+     place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+import pvf
+from pvf.datasets import schema
+from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.tasks import ShardArrays, Task
+from pvf.games.features import FeatureTables
+
+
+@contextmanager
+def atomic_h5(path: Path) -> Iterator[h5py.File]:
+    """An HDF5 file written at `path`.tmp and renamed to `path` once closed and synced."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with h5py.File(tmp, "w") as f:
+            yield f
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_shard(path: Path, task: Task, arrays: ShardArrays) -> None:
+    """Store one task's samples at `path` (atomically)."""
+    with atomic_h5(path) as f:
+        for name, values in arrays.as_dict().items():
+            f.create_dataset(name, data=values)
+        f.attrs.update(
+            task_index=task.index,
+            trunk_lo=task.trunk_lo,
+            trunk_hi=task.trunk_hi,
+            num_samples=arrays.num_samples,
+            num_rows=len(arrays.belief),
+        )
+
+
+def shard_matches(path: Path, task: Task) -> bool:
+    """Whether `path` is a readable shard of exactly this task."""
+    try:
+        with h5py.File(path, "r") as f:
+            ok = (int(f.attrs["task_index"]), int(f.attrs["trunk_lo"]), int(f.attrs["trunk_hi"])) == (
+                task.index,
+                task.trunk_lo,
+                task.trunk_hi,
+            )
+            return ok and all(name in f for name in ShardArrays.__dataclass_fields__)
+    except (OSError, KeyError, ValueError):
+        return False
+
+
+def join_shards(
+    out: Path,
+    shards: Sequence[Path],
+    spec: GenerationSpec,
+    leaf_public_states: np.ndarray,
+    features: FeatureTables,
+) -> None:
+    """Write the final file `out` from the task shards, in the given (task) order."""
+    sizes = []
+    for path in shards:
+        with h5py.File(path, "r") as f:
+            sizes.append((int(f.attrs["num_samples"]), int(f.attrs["num_rows"])))
+    N = sum(n for n, _ in sizes)
+    M = sum(m for _, m in sizes)
+    with atomic_h5(out) as f:
+        f.create_dataset(schema.LEAF_PUBLIC_STATES, data=np.asarray(leaf_public_states, dtype=np.int64))
+        f.create_dataset(schema.FEATURES_PUBLIC, data=features.public, **schema.storage(features.public.shape))
+        for n, path in enumerate(schema.FEATURES_PRIVATE):
+            f.create_dataset(path, data=features.private[n], **schema.storage(features.private[n].shape))
+        lengths = {"trunk": N, "public_state": N, "offset": N + 1}
+        dsets = {}
+        for name, (path, dtype) in {**schema.SAMPLE_DATASETS, **schema.ROW_DATASETS}.items():
+            shape = (lengths.get(name, M),)
+            dsets[name] = f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape))
+        dsets["offset"][0] = 0
+        n0 = m0 = 0
+        for path, (n, m) in zip(shards, sizes):
+            with h5py.File(path, "r") as s:
+                for name in schema.SAMPLE_DATASETS:
+                    if name != "offset":
+                        dsets[name][n0 : n0 + n] = s[name][()]
+                dsets["offset"][n0 + 1 : n0 + n + 1] = s["offset"][1:] + m0
+                for name in schema.ROW_DATASETS:
+                    dsets[name][m0 : m0 + m] = s[name][()]
+            n0, m0 = n0 + n, m0 + m
+        f.attrs.update(
+            schema=schema.SCHEMA,
+            schema_version=schema.SCHEMA_VERSION,
+            features=json.dumps(features.describe(), sort_keys=True),
+            pvf_version=pvf.__version__,
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            complete=True,
+            **spec.to_attrs(),
+        )
