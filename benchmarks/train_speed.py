@@ -1,0 +1,118 @@
+"""Training speed of the value networks: PBS samples per second at the paper's sizes.
+
+For Leduc at move 7 (54 leaf public states, 5 + 5 infostates each) and
+Goofspiel-5 at move 2 (9 leaf public states, up to 20 + 20 infostates):
+  1. build the public tree and feature tables, and synthetic PBSs at the
+     real leaf public states: real features and slots, random beliefs and
+     targets (the speed does not depend on their values);
+  2. collate: `PbsCollate` on batches of B samples (the data pipeline);
+  3. step: forward, masked MSE, backward and Adam on a collated batch, for
+     the positional and the particle net at the paper's sizes (configs/).
+
+Run: .venv/bin/python benchmarks/train_speed.py [--steps 200] [--batch-size 64] [--threads N] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import torch
+
+from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import build_public_tree
+from pvf.trainers.data import PbsBatch, PbsCollate, PbsSample
+from pvf.trainers.layout import DataLayout
+from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
+
+GAMES = {"leduc": ("leduc_poker", 7), "goofspiel5": ("goofspiel5", 2)}
+POOL = 16  # distinct batches cycled through
+
+
+def synthetic_samples(game: str, depth: int, count: int, seed: int = 0) -> tuple[DataLayout, list[PbsSample]]:
+    """`count` PBSs at the leaf public states of `game` at `depth`, with its true layout."""
+    tree = build_public_tree(game)
+    tables = build_feature_tables(tree)
+    leaves = tree.public_states_at_depth(depth)
+    rng = np.random.default_rng(seed)
+    samples = []
+    for p in rng.choice(leaves, size=count):
+        infos = [tree.public_state_infostates[n][p] for n in (0, 1)]
+        size = len(infos[0]) + len(infos[1])
+        samples.append(
+            PbsSample(
+                public=tables.public[p],
+                player=np.repeat([0, 1], [len(infos[0]), len(infos[1])]),
+                slot=np.concatenate([np.arange(len(infos[0])), np.arange(len(infos[1]))]),
+                belief=rng.random(size, dtype=np.float32),
+                target=0.1 * rng.standard_normal(size, dtype=np.float32),
+                private=np.concatenate([tables.private[0][infos[0]], tables.private[1][infos[1]]]),
+            )
+        )
+    max_slots = tuple(max(len(tree.public_state_infostates[n][p]) for p in leaves) for n in (0, 1))
+    layout = DataLayout(tree.game_string, depth, "average", tables.public_dim, tables.private_dim, max_slots)
+    return layout, samples
+
+
+def time_collate(collate: PbsCollate, samples: list[PbsSample], batch_size: int) -> float:
+    """Samples per second through the collate function."""
+    start = time.perf_counter()
+    for i in range(0, len(samples) - batch_size + 1, batch_size):
+        collate(samples[i : i + batch_size])
+    return (len(samples) // batch_size) * batch_size / (time.perf_counter() - start)
+
+
+def time_steps(module: ValueFunctionModule, batches: list[PbsBatch], steps: int, device: str) -> float:
+    """Training samples per second: forward, loss, backward, Adam."""
+    module.to(device)
+    batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
+    optimizer = module.configure_optimizers()
+
+    def step(batch: PbsBatch) -> None:
+        loss, _ = module.loss(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    for i in range(10):
+        step(batches[i % len(batches)])
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(steps):
+        step(batches[i % len(batches)])
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return steps * batches[0]["public"].shape[0] / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200, help="timed training steps per network")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--games", nargs="+", choices=sorted(GAMES), default=list(GAMES))
+    args = parser.parse_args()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    print(f"# {platform.processor() or platform.machine()}, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, device {args.device}, batch {args.batch_size}")
+    for name in args.games:
+        layout, samples = synthetic_samples(*GAMES[name], count=POOL * args.batch_size)
+        collate = PbsCollate(layout.max_slots)
+        batches = [collate(samples[i : i + args.batch_size]) for i in range(0, len(samples), args.batch_size)]
+        print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)} "
+              f"feature_dim={layout.feature_dim}; collate {time_collate(collate, samples, args.batch_size):,.0f} samples/s")
+        for cls in (PositionalModule, ParticleModule):
+            module = cls(layout.to_dict())
+            params = sum(p.numel() for p in module.parameters())
+            rate = time_steps(module, batches, args.steps, args.device)
+            print(f"  {cls.architecture:<10} {params:>9,} params  {rate:>10,.0f} training samples/s")
+
+
+if __name__ == "__main__":
+    main()

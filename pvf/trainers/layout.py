@@ -1,0 +1,121 @@
+"""The data layout a value network is built for, read from a PBS dataset file.
+
+A network's input sizes depend on its data: the feature widths (Fp, Fq) and,
+for the positional net, how many infostate slots each player has. The
+layout is read once from the HDF5 file (docs/hdf5_schema.md), handed to the
+LightningModule as a plain dict (so hyper-parameters and checkpoints stay
+weights-only loadable) and stored with every checkpoint, so that a network
+is never used on a game or a slot layout it was not trained for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pvf.datasets.reader import PBSDataset
+from pvf.errors import PvfError
+from pvf.games.loading import canonical_game_string
+
+TARGETS = ("average", "current")
+PLAYER_FEATURES = 2  # the player one-hot appended to every infostate's features
+
+
+@dataclass(frozen=True)
+class DataLayout:
+    """Sizes that fix a value network's inputs and outputs.
+
+    game: OpenSpiel game string of the data.
+    depth: trunk depth (OpenSpiel move number) of the data's public states.
+    target: which target column was trained on: "average" or "current".
+    public_dim: Fp, public features per public state.
+    private_dim: Fq, private features per infostate.
+    max_slots: (K1max, K2max), per player 1 + the largest slot in the file;
+        positional slot of player 2's slot k is K1max + k.
+    """
+
+    game: str
+    depth: int
+    target: str
+    public_dim: int
+    private_dim: int
+    max_slots: tuple[int, int]
+
+    @property
+    def feature_dim(self) -> int:
+        """Per-infostate features of the particle net: Fp + Fq + 2 (player one-hot)."""
+        return self.public_dim + self.private_dim + PLAYER_FEATURES
+
+    @property
+    def num_slots(self) -> int:
+        """Positional slots: K1max + K2max."""
+        return self.max_slots[0] + self.max_slots[1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain python (str, int, list) for hyper-parameters and checkpoints."""
+        out = asdict(self)
+        out["max_slots"] = list(self.max_slots)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DataLayout:
+        try:
+            fields = {k: data[k] for k in ("game", "depth", "target", "public_dim", "private_dim", "max_slots")}
+        except KeyError as exc:
+            raise PvfError(f"data layout lacks {exc.args[0]!r}; was it written by pvf?") from None
+        fields["max_slots"] = tuple(int(k) for k in fields["max_slots"])
+        return cls(**fields)
+
+    @classmethod
+    def from_file(cls, path: str | Path, target: str = "average") -> DataLayout:
+        """Read the layout of a PBS dataset file (metadata and two small columns)."""
+        with PBSDataset(path) as ds:
+            check_target(ds, target)
+            player, slot = ds.player, ds.slot
+            return cls(
+                game=ds.attrs["game"],
+                depth=ds.attrs["depth"],
+                target=target,
+                public_dim=int(ds.public_features.shape[1]),
+                private_dim=int(ds.private_features[0].shape[1]),
+                max_slots=tuple(int(slot[player == n].max(initial=-1)) + 1 for n in (0, 1)),
+            )
+
+    def check_compatible(self, other: DataLayout, architecture: str) -> None:
+        """Raise PvfError unless a net of `architecture` built for `self` can read `other`'s data.
+
+        Both nets need the same game and feature widths; the positional net also
+        the same slots. Depth and target column may differ.
+        """
+        if canonical_game_string(other.game) != canonical_game_string(self.game):
+            raise PvfError(f"value function was trained on {self.game!r}, not {other.game!r}")
+        if (other.public_dim, other.private_dim) != (self.public_dim, self.private_dim):
+            raise PvfError(
+                f"value function expects features Fp={self.public_dim}, Fq={self.private_dim}; "
+                f"the data has Fp={other.public_dim}, Fq={other.private_dim}"
+            )
+        if architecture == "positional" and other.max_slots != self.max_slots:
+            raise PvfError(
+                f"positional value function has slots {list(self.max_slots)} per player; "
+                f"the data has {list(other.max_slots)}"
+            )
+
+
+def check_target(ds: PBSDataset, target: str) -> str:
+    """The PBSDataset attribute holding `target`'s values: "target" or "target_current".
+
+    "current" is always `/infostates/target_current`; "average" is
+    `/infostates/target` when the file's `target` attribute says it holds
+    the average profile.
+    """
+    if target not in TARGETS:
+        raise PvfError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
+    if target == "current":
+        return "target_current"
+    if ds.attrs["target"] != "average":
+        raise PvfError(
+            f"{ds.path} holds no average-profile targets (its target column is the "
+            f"{ds.attrs['target']!r} profile's); train with target: current"
+        )
+    return "target"

@@ -1,0 +1,145 @@
+"""Thin LightningModules around the value networks (which know nothing of Lightning).
+
+One training step:
+  1. the subclass runs its net on its view of the `PbsBatch`
+     (`PositionalModule`: slots; `ParticleModule`: the padded particle set);
+  2. loss = mean squared error over the batch's real infostates only
+     (`mask` / `slot_mask`), so both nets minimise the same quantity;
+  3. Adam with the configured learning rate.
+
+The net is `module.net` and the data layout it was built for `module.layout`
+(a `DataLayout`); callbacks (e.g. trunk exploitability every k steps) use
+both. Hyper-parameters, the layout included, are plain python, so
+checkpoints load with `torch.load(..., weights_only=True)`; each checkpoint
+also carries a `"pvf"` entry read by `pvf.trainers.checkpoint`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytorch_lightning as pl
+import torch
+from torch import Tensor, nn
+
+from pvf.nets import ParticleVF, PositionalVF
+from pvf.trainers.checkpoint import value_function_meta
+from pvf.trainers.data import PbsBatch
+from pvf.trainers.layout import DataLayout
+
+
+class ValueFunctionModule(pl.LightningModule):
+    """Base: masked MSE, Adam. Subclasses set `architecture`, build `net`, define `predict`."""
+
+    architecture: ClassVar[str]
+    net: nn.Module
+
+    def __init__(self, layout: dict[str, Any], lr: float) -> None:
+        super().__init__()
+        self.layout = DataLayout.from_dict(layout)
+        self.lr = lr
+
+    def predict(self, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
+        """(values, targets, mask), all [B, X] for the subclass's view X of the batch."""
+        raise NotImplementedError
+
+    def loss(self, batch: PbsBatch) -> tuple[Tensor, int]:
+        """(MSE over real infostates, their number)."""
+        values, targets, mask = self.predict(batch)
+        count = int(mask.sum())
+        return ((values - targets) ** 2)[mask].mean(), count
+
+    def training_step(self, batch: PbsBatch, batch_idx: int) -> Tensor:
+        loss, count = self.loss(batch)
+        self.log("train_loss", loss, prog_bar=True, batch_size=count)
+        return loss
+
+    def validation_step(self, batch: PbsBatch, batch_idx: int) -> None:
+        loss, count = self.loss(batch)
+        self.log("val_loss", loss, prog_bar=True, batch_size=count)
+
+    def configure_optimizers(self) -> torch.optim.Optimizer:
+        return torch.optim.Adam(self.parameters(), lr=self.lr)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["pvf"] = value_function_meta(self.architecture, self.net, self.layout)
+
+
+class PositionalModule(ValueFunctionModule):
+    """`PositionalVF(public_dim=Fp, num_slots=K1max+K2max)` on the batch's slot view.
+
+    Paper (app. F): 5 layers, hidden width 5 x input.
+    """
+
+    architecture = "positional"
+
+    def __init__(
+        self,
+        layout: dict[str, Any],
+        num_layers: int = 5,
+        hidden_multiplier: float = 5.0,
+        hidden_width: int | None = None,
+        activation: str = "relu",
+        lr: float = 1e-3,
+    ) -> None:
+        super().__init__(layout, lr)
+        self.save_hyperparameters()
+        self.net = PositionalVF(
+            public_dim=self.layout.public_dim,
+            num_slots=self.layout.num_slots,
+            num_layers=num_layers,
+            hidden_multiplier=hidden_multiplier,
+            hidden_width=hidden_width,
+            activation=activation,
+        )
+
+    def predict(self, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
+        values = self.net(batch["slot_beliefs"], batch["public"])
+        return values, batch["slot_targets"], batch["slot_mask"]
+
+
+class ParticleModule(ValueFunctionModule):
+    """`ParticleVF(feature_dim=Fp+Fq+2, public_dim=Fp, basis_dim)` on the batch's particle view.
+
+    basis_dim: K, width of the context; default K1max + K2max, the positional
+        net's slot count (the authors' K; Theorem 4 needs at least that).
+    Paper (app. F): change basis 3 layers of width 3 x input, regression as
+    the positional net (5 layers, width 5 x input). The authors' run: change
+    basis 4 layers, regression 3 layers of width 3K.
+    """
+
+    architecture = "particle"
+
+    def __init__(
+        self,
+        layout: dict[str, Any],
+        basis_dim: int | None = None,
+        basis_layers: int = 3,
+        basis_hidden_multiplier: float = 3.0,
+        basis_hidden_width: int | None = None,
+        regression_layers: int = 5,
+        regression_hidden_multiplier: float = 5.0,
+        regression_hidden_width: int | None = None,
+        activation: str = "relu",
+        output: str = "projection",
+        lr: float = 1e-3,
+    ) -> None:
+        super().__init__(layout, lr)
+        self.save_hyperparameters()
+        self.net = ParticleVF(
+            feature_dim=self.layout.feature_dim,
+            public_dim=self.layout.public_dim,
+            basis_dim=basis_dim if basis_dim is not None else self.layout.num_slots,
+            basis_layers=basis_layers,
+            basis_hidden_multiplier=basis_hidden_multiplier,
+            basis_hidden_width=basis_hidden_width,
+            regression_layers=regression_layers,
+            regression_hidden_multiplier=regression_hidden_multiplier,
+            regression_hidden_width=regression_hidden_width,
+            activation=activation,
+            output=output,
+        )
+
+    def predict(self, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
+        values = self.net(batch["beliefs"], batch["features"], batch["public"], batch["mask"])
+        return values, batch["targets"], batch["mask"]

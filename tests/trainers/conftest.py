@@ -1,0 +1,44 @@
+"""Small real PBS files, generated once per session with pvf's own generator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from pvf.datasets.generate import generate
+from pvf.datasets.spec import GenerationSpec
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """The test nets are tiny: one thread avoids contention on shared, busy CPUs."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def make_dataset(path: Path, game: str, depth: int, num_trunks: int, target: str = "average") -> Path:
+    spec = GenerationSpec(game=game, depth=depth, num_trunks=num_trunks, cfr_iterations=20, seed=0, target=target)
+    generate(spec, path, progress=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def leduc_file(tmp_path_factory) -> Path:
+    """Leduc at the paper's depth (move 7): 12 trunks x 54 public states."""
+    return make_dataset(tmp_path_factory.mktemp("data") / "leduc.h5", "leduc_poker", 7, 12)
+
+
+@pytest.fixture(scope="session")
+def kuhn_file(tmp_path_factory) -> Path:
+    """Kuhn after the first bet (move 3): 10 trunks x 2 public states."""
+    return make_dataset(tmp_path_factory.mktemp("data") / "kuhn.h5", "kuhn_poker", 3, 10)
+
+
+@pytest.fixture(scope="session")
+def kuhn_current_file(tmp_path_factory) -> Path:
+    """Kuhn whose `target` column holds the last CFR+ iterate."""
+    return make_dataset(tmp_path_factory.mktemp("data") / "kuhn_current.h5", "kuhn_poker", 3, 10, target="current")

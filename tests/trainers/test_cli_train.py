@@ -1,0 +1,71 @@
+"""`pvf train`: the shipped configs parse, a short CLI fit writes a loadable checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pvf.cli import main
+from pvf.trainers.checkpoint import load_value_function
+from pvf.trainers.cli import train_main
+from pvf.trainers.module import ParticleModule, PositionalModule
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+NAMES = ["leduc_positional", "leduc_particle", "goofspiel5_positional", "goofspiel5_particle"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_configs_print(name, capsys):
+    assert train_main(["fit", "--config", str(CONFIGS / f"{name}.yaml"), "--print_config"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    architecture = name.split("_")[1]
+    assert printed["model"]["class_path"] == f"pvf.trainers.module.{architecture.capitalize()}Module"
+    assert printed["model"]["init_args"]["lr"] == 0.001
+    assert printed["data"]["batch_size"] == 64
+    assert printed["trainer"]["accelerator"] == "auto"
+    assert "layout" not in printed["model"]["init_args"]  # linked from the data at instantiation
+
+
+def test_paper_sizes_in_configs():
+    particle = yaml.safe_load((CONFIGS / "leduc_particle.yaml").read_text())["model"]["init_args"]
+    positional = yaml.safe_load((CONFIGS / "leduc_positional.yaml").read_text())["model"]["init_args"]
+    assert (particle["basis_layers"], particle["basis_hidden_multiplier"]) == (3, 3.0)
+    assert (particle["regression_layers"], particle["regression_hidden_multiplier"]) == (5, 5.0)
+    assert (positional["num_layers"], positional["hidden_multiplier"]) == (5, 5.0)
+
+
+@pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle"])
+def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "train", "fit",
+        "--config", str(CONFIGS / f"{name}.yaml"),
+        "--data.path", str(leduc_file),
+        "--data.target", "current",
+        "--trainer.max_steps", "3",
+        "--trainer.limit_val_batches", "2",
+        "--trainer.val_check_interval", "3",
+        "--trainer.log_every_n_steps", "1",
+        "--trainer.enable_progress_bar", "false",
+        "--trainer.accelerator", "cpu",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    run = tmp_path / "runs" / name
+    last = next(run.glob("tensorboard/version_0/checkpoints/last.ckpt"))
+    assert (run / "tensorboard" / "version_0" / "config.yaml").is_file()
+    assert (run / "csv" / "version_0" / "metrics.csv").is_file()
+    net, meta = load_value_function(last, expect_game="leduc_poker")
+    assert meta.layout.target == "current"
+    assert meta.architecture == name.split("_")[1]
+    cls = {"positional": PositionalModule, "particle": ParticleModule}[meta.architecture]
+    module = cls.load_from_checkpoint(last, weights_only=True)
+    assert module.layout == meta.layout
+
+
+def test_cli_reports_a_bad_file_in_one_line(tmp_path, capsys):
+    code = train_main(["fit", "--config", str(CONFIGS / "leduc_particle.yaml"), "--data.path", str(tmp_path / "none.h5")])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pvf train: error:") and "none.h5" in err and "\n" not in err

@@ -1,0 +1,75 @@
+"""The Lightning modules: same batch for both nets, masked MSE, training lowers validation loss."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from pvf.trainers.datamodule import PbsDataModule
+from pvf.trainers.module import ParticleModule, PositionalModule
+
+SMALL = {
+    PositionalModule: dict(num_layers=3, hidden_width=64),
+    ParticleModule: dict(basis_layers=2, basis_hidden_width=32, regression_layers=3, regression_hidden_width=64),
+}
+
+
+def quiet_trainer(**kwargs) -> pl.Trainer:
+    return pl.Trainer(
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def leduc_data(leduc_file) -> PbsDataModule:
+    dm = PbsDataModule(str(leduc_file), batch_size=32, val_fraction=0.25)
+    dm.setup("fit")
+    return dm
+
+
+def test_paper_sizes_from_the_layout(leduc_data):
+    layout = leduc_data.layout.to_dict()
+    positional = PositionalModule(layout)
+    particle = ParticleModule(layout)
+    assert positional.net.config["num_slots"] == 10 and positional.net.config["public_dim"] == 22
+    assert particle.net.config["feature_dim"] == 30 and particle.net.config["basis_dim"] == 10
+    assert particle.net.change_basis[0].out_features == 90  # 3 x input
+    assert positional.net.mlp[0].out_features == 5 * (10 + 22)
+    assert positional.layout == particle.layout == leduc_data.layout
+
+
+def test_both_nets_read_the_same_batch_and_loss_is_masked(leduc_data):
+    batch = next(iter(leduc_data.val_dataloader()))
+    layout = leduc_data.layout.to_dict()
+    for cls in (PositionalModule, ParticleModule):
+        torch.manual_seed(0)
+        module = cls(layout, **SMALL[cls])
+        values, targets, mask = module.predict(batch)
+        loss, count = module.loss(batch)
+        assert count == int(batch["mask"].sum()) == int(batch["slot_mask"].sum())
+        expected = ((values - targets)[mask] ** 2).sum() / count
+        torch.testing.assert_close(loss, expected)
+        values2, _, _ = module.predict({**batch, "targets": batch["targets"] + 1e3, "slot_targets": batch["slot_targets"] + 1e3})
+        torch.testing.assert_close(values, values2)  # targets are never inputs
+
+
+@pytest.mark.parametrize("cls", [PositionalModule, ParticleModule])
+def test_training_lowers_validation_loss(leduc_data, cls):
+    pl.seed_everything(0, verbose=False)
+    module = cls(leduc_data.layout.to_dict(), lr=3e-3, **SMALL[cls])
+    before = quiet_trainer().validate(module, datamodule=leduc_data, verbose=False)[0]["val_loss"]
+    quiet_trainer(max_epochs=6, num_sanity_val_steps=0).fit(module, datamodule=leduc_data)
+    after = quiet_trainer().validate(module, datamodule=leduc_data, verbose=False)[0]["val_loss"]
+    assert np.isfinite(after) and after < 0.5 * before, (before, after)
+
+
+def test_fast_dev_run(leduc_data):
+    module = ParticleModule(leduc_data.layout.to_dict(), **SMALL[ParticleModule])
+    quiet_trainer(fast_dev_run=True).fit(module, datamodule=leduc_data)
