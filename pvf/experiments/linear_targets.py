@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +36,7 @@ from torch import Tensor, nn
 
 from pvf.errors import PvfError
 from pvf.nets import ParticleVF
+from pvf.nets.mlp import single_thread
 
 VARIANTS = ("linear", "projection", "concatenation-1", "concatenation-2")
 # particle variant -> (ParticleVF output, Linear layers of the projection regression)
@@ -45,18 +45,6 @@ _PARTICLE_OUTPUTS = {
     "concatenation-1": ("concatenation", 2),
     "concatenation-2": ("concatenation", 3),
 }
-
-
-@contextmanager
-def _single_thread() -> Iterator[None]:
-    """Tensors here are tiny: extra intra-op threads only add overhead
-    (on 2-core machines multi-threaded float matmuls of this size ran 10-30x slower)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _random_regular(n: int, dtype: torch.dtype) -> Tensor:
@@ -102,7 +90,7 @@ def run_linear_targets(
     if not lr > 0:
         raise PvfError(f"learning rate must be positive, got {lr}")
     dtype = torch.float64
-    with _single_thread(), torch.random.fork_rng(devices=[]):
+    with single_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         a = torch.randn(n, n, dtype=dtype) / math.sqrt(n)
         x = torch.randn(samples, n, dtype=dtype)  # [L, n] beliefs

@@ -28,12 +28,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from pvf.nets.mlp import build_mlp
+from pvf.nets.mlp import ConfigurableModule, build_mlp
 
 OUTPUTS = ("projection", "concatenation")
 
 
-class ParticleVF(nn.Module):
+class ParticleVF(ConfigurableModule):
     """`forward(beliefs [B, N], features [B, N, F], public [B, Fp], mask [B, N]) -> values [B, N]`."""
 
     def __init__(
@@ -96,20 +96,6 @@ class ParticleVF(nn.Module):
             if output == "concatenation"
             else None
         )
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """Constructor arguments as a JSON-serialisable dict (see `from_config`)."""
-        return dict(self._config)
-
-    def hparams(self) -> dict[str, Any]:
-        """Same as `config`; the name Lightning's `save_hyperparameters` users expect."""
-        return self.config
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> ParticleVF:
-        """Rebuild an (untrained) network from `config`; then load a state dict."""
-        return cls(**config)
 
     def forward(self, beliefs: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
         """beliefs: [B, N] reach of each particle's infostate;

@@ -19,10 +19,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from pvf.nets.mlp import build_mlp
+from pvf.nets.mlp import ConfigurableModule, build_mlp
 
 
-class PositionalVF(nn.Module):
+class PositionalVF(ConfigurableModule):
     """`forward(beliefs [B, K], public [B, Fp]) -> values [B, K]`."""
 
     def __init__(
@@ -48,20 +48,6 @@ class PositionalVF(nn.Module):
         self.mlp = build_mlp(
             num_slots + public_dim, num_slots, num_layers, hidden_multiplier, hidden_width, activation
         )
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """Constructor arguments as a JSON-serialisable dict (see `from_config`)."""
-        return dict(self._config)
-
-    def hparams(self) -> dict[str, Any]:
-        """Same as `config`; the name Lightning's `save_hyperparameters` users expect."""
-        return self.config
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> PositionalVF:
-        """Rebuild an (untrained) network from `config`; then load a state dict."""
-        return cls(**config)
 
     def forward(self, beliefs: Tensor, public: Tensor) -> Tensor:
         """beliefs: [B, K] reach of the infostate in each slot (0 where unused);
