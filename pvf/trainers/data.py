@@ -28,6 +28,7 @@ from torch.utils.data import Dataset
 
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
+from pvf.nets.normalization import normalize_beliefs
 from pvf.trainers.layout import PLAYER_FEATURES, check_target
 
 
@@ -110,10 +111,15 @@ class PbsTorchDataset(Dataset):
 
 
 class PbsCollate:
-    """Pads samples into a `PbsBatch`; `max_slots` = (K1max, K2max) of the file."""
+    """Pads samples into a `PbsBatch`; `max_slots` = (K1max, K2max) of the file.
 
-    def __init__(self, max_slots: tuple[int, int]) -> None:
+    With `normalize`, beliefs are normalised per sample and player and targets
+    divided by the opponent's belief mass (`pvf.nets.normalization`).
+    """
+
+    def __init__(self, max_slots: tuple[int, int], normalize: bool = True) -> None:
         self.max_slots = (int(max_slots[0]), int(max_slots[1]))
+        self.normalize = normalize
 
     def __call__(self, samples: list[PbsSample]) -> PbsBatch:
         B = len(samples)
@@ -127,6 +133,9 @@ class PbsCollate:
         target = np.concatenate([s["target"] for s in samples])
         private = np.concatenate([s["private"] for s in samples])
         slot = np.concatenate([s["slot"] for s in samples])
+        if self.normalize:
+            belief, scale = normalize_beliefs(belief, player, sample, B)
+            target = np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)
         if (slot >= np.asarray(self.max_slots)[player]).any():
             raise PvfError(f"an infostate slot lies outside the layout's slots {list(self.max_slots)}")
         slot = slot + np.where(player == 1, self.max_slots[0], 0)

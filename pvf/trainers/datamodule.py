@@ -30,6 +30,9 @@ class PbsDataModule(pl.LightningDataModule):
     val_fraction: share of trunk strategies held out for validation.
     split_seed: seed of the trunk permutation.
     num_workers: DataLoader worker processes (0: load in the main process).
+    normalize: beliefs normalised per player, targets divided by the
+        opponent's belief mass (`pvf.nets.normalization`); losses are then in
+        normalised units. False: raw reaches and values, as the authors trained.
     """
 
     def __init__(
@@ -40,11 +43,12 @@ class PbsDataModule(pl.LightningDataModule):
         val_fraction: float = 0.1,
         split_seed: int = 0,
         num_workers: int = 0,
+        normalize: bool = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        self.layout = DataLayout.from_file(path, target)
-        self.collate = PbsCollate(self.layout.max_slots)
+        self.layout = DataLayout.from_file(path, target, normalize)
+        self.collate = PbsCollate(self.layout.max_slots, normalize)
         self.train_set: PbsTorchDataset | None = None
         self.val_set: PbsTorchDataset | None = None
 

@@ -33,6 +33,9 @@ class DataLayout:
     private_dim: Fq, private features per infostate.
     max_slots: (K1max, K2max), per player 1 + the largest slot in the file;
         positional slot of player 2's slot k is K1max + k.
+    normalize: the net sees each player's beliefs normalised to sum 1 and
+        predicts values divided by the opponent's belief mass
+        (`pvf.nets.normalization`); False: raw reaches and values (the authors').
     """
 
     game: str
@@ -41,6 +44,7 @@ class DataLayout:
     public_dim: int
     private_dim: int
     max_slots: tuple[int, int]
+    normalize: bool = True
 
     @property
     def feature_dim(self) -> int:
@@ -65,10 +69,11 @@ class DataLayout:
         except KeyError as exc:
             raise PvfError(f"data layout lacks {exc.args[0]!r}; was it written by pvf?") from None
         fields["max_slots"] = tuple(int(k) for k in fields["max_slots"])
+        fields["normalize"] = bool(data.get("normalize", False))  # layouts written before the flag were raw
         return cls(**fields)
 
     @classmethod
-    def from_file(cls, path: str | Path, target: str = "average") -> DataLayout:
+    def from_file(cls, path: str | Path, target: str = "average", normalize: bool = True) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns)."""
         with PBSDataset(path) as ds:
             check_target(ds, target)
@@ -80,6 +85,7 @@ class DataLayout:
                 public_dim=int(ds.public_features.shape[1]),
                 private_dim=int(ds.private_features[0].shape[1]),
                 max_slots=tuple(int(slot[player == n].max(initial=-1)) + 1 for n in (0, 1)),
+                normalize=normalize,
             )
 
     def check_compatible(self, other: DataLayout, architecture: str) -> None:

@@ -28,7 +28,7 @@ def test_collate_builds_both_views_of_the_same_infostates(leduc_file):
     layout = DataLayout.from_file(leduc_file)
     rows = np.arange(7)
     dataset = PbsTorchDataset(leduc_file, rows)
-    batch = PbsCollate(layout.max_slots)([dataset[i] for i in range(len(rows))])
+    batch = PbsCollate(layout.max_slots, normalize=False)([dataset[i] for i in range(len(rows))])
     B, N, S = 7, 10, layout.num_slots
     assert batch["features"].shape == (B, N, layout.feature_dim)
     assert batch["slot_beliefs"].shape == batch["slot_targets"].shape == batch["slot_mask"].shape == (B, S)
@@ -48,6 +48,21 @@ def test_collate_builds_both_views_of_the_same_infostates(leduc_file):
             for j in range(n):
                 np.testing.assert_array_equal(features[j, 22:28], ds.private_features[player[j]][ds.index[lo + j]])
             np.testing.assert_array_equal(features[:, 28:], np.eye(2)[player])
+
+
+def test_normalised_batches_undo_to_the_raw_values(leduc_file):
+    layout = DataLayout.from_file(leduc_file)
+    dataset = PbsTorchDataset(leduc_file, np.arange(20))
+    samples = [dataset[i] for i in range(20)]
+    raw = PbsCollate(layout.max_slots, normalize=False)(samples)
+    norm = PbsCollate(layout.max_slots, normalize=True)(samples)
+    K1 = layout.max_slots[0]
+    for b in range(20):
+        mass = [raw["slot_beliefs"][b, :K1].sum(), raw["slot_beliefs"][b, K1:].sum()]
+        for n, sl in enumerate((slice(0, K1), slice(K1, None))):
+            if mass[n] > 0:
+                assert float(norm["slot_beliefs"][b, sl].sum()) == pytest.approx(1.0, abs=1e-5)
+            np.testing.assert_allclose(norm["slot_targets"][b, sl] * mass[1 - n], raw["slot_targets"][b, sl], atol=1e-6)
 
 
 def test_padding_is_zero_and_masked(kuhn_file):
