@@ -1,0 +1,98 @@
+"""`pvf reproduce fig3|fig4`: generate, train and evaluate end to end, writing CSV and PNG figures.
+
+    pvf reproduce fig3 [--games leduc,goofspiel5] [--seeds 10] [--trunks 1000] [--max-steps 131072] [--out DIR]
+    pvf reproduce fig4 [the same options] [--fractions 1.0,0.9,...,0.1]
+
+Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
+with trunk exploitability every 64): days of CPU time. Smaller runs:
+e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`. Finished
+datasets and checkpoints under --out are reused by a rerun with the same
+options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pvf.errors import PvfError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("reproduce", help="reproduce the paper's figure 3 or 4 end to end", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("figure", choices=("fig3", "fig4"), help="fig3: exploitability during training; fig4: sparse trunks")
+    p.add_argument("--games", default="leduc,goofspiel5", help="comma-separated, from leduc, goofspiel5 (default both)")
+    p.add_argument("--seeds", type=int, default=10, help="number of seeds: datasets, training runs and tie-breaking (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
+    p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
+    p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
+    p.add_argument("--max-steps", type=int, default=131072, help="training steps (default 131072 = 2048 x 64)")
+    p.add_argument("--eval-every", type=int, default=64, help="fig3: steps between trunk-exploitability measurements (default 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
+    p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in every trunk (default 100)")
+    p.add_argument("--fractions", default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1", help="fig4: shares of support histories kept")
+    p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
+    p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
+    p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from pvf.evaluation.reproduce import GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
+
+    games = tuple(g.strip() for g in args.games.split(",") if g.strip())
+    unknown = [g for g in games if g not in GAMES]
+    if unknown or not games:
+        raise PvfError(f"--games takes names from {', '.join(GAMES)}; got {args.games!r}")
+    for flag in ("seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "threads"):
+        if getattr(args, flag) < 1:
+            raise PvfError(f"--{flag.replace('_', '-')} must be a positive integer, got {getattr(args, flag)}")
+    if args.seed < 0:
+        raise PvfError(f"--seed must be non-negative, got {args.seed}")
+    try:
+        fractions = tuple(float(f) for f in args.fractions.split(",") if f.strip())
+    except ValueError:
+        raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(args.threads)
+    config = ReproduceConfig(
+        out=out,
+        games=games,
+        seeds=tuple(range(args.seed, args.seed + args.seeds)),
+        trunks=args.trunks,
+        cfr_iterations=args.cfr_iterations,
+        max_steps=args.max_steps,
+        eval_every=args.eval_every,
+        batch_size=args.batch_size,
+        iterations=args.iterations,
+        workers=args.workers,
+        fractions=fractions,
+        progress=args.progress,
+    )
+    summary = reproduce_fig3(config) if args.figure == "fig3" else reproduce_fig4(config)
+    if args.json:
+        print(json.dumps({"figure": args.figure, "convention": "NashConv (OpenSpiel's exploitability is half)", "games": summary}))
+        return 0
+    for game, result in summary.items():
+        print(f"{args.figure} {game}: {result['csv']}, {result['png']}")
+        if args.figure == "fig3":
+            for arch in ("positional", "particle"):
+                r = result[arch]
+                print(f"  {arch:<10} step {r['step']:>7}: trunk exploitability {r['trunk_exploitability_mean']:.5f} "
+                      f"± {r['trunk_exploitability_std']:.5f} (NashConv), training MSE {r['train_loss_mean']:.3e}")
+        else:
+            print(f"  support {result['support_histories']} of {result['root_histories']} root histories; "
+                  f"uniform {result['uniform_exploitability']:.5f} (root move fixed: {result['uniform_root_exploitability']:.5f})")
+            for row in result["points"]:
+                print(f"  {row['point']:<12} {row['num_histories']:>4} histories: {row['exploitability_mean']:.5f} "
+                      f"± {row['exploitability_std']:.5f} (root move fixed: {row['root_exploitability_mean']:.5f} "
+                      f"± {row['root_exploitability_std']:.5f})")
+    return 0

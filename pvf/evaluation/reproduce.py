@@ -1,0 +1,169 @@
+"""`pvf reproduce fig3|fig4`: the paper's experiments end to end, from Python APIs.
+
+Figure 3 (per game; Leduc trunk depth 7, Goofspiel-5 depth 2), per seed s:
+  1. generate the PBS dataset with seed s (`pvf.datasets.generate`; a
+     finished file of the same spec is reused, an interrupted one resumed);
+  2. train the positional and the particle net on it (seed s) with trunk
+     exploitability measured every `eval_every` steps (`training`);
+  3. write `fig3-<game>.csv` (one row per measurement) and
+     `fig3-<game>.png` (mean ± std over seeds against training steps).
+Figure 4 (per game; Leduc roots at move 5, trunk to 7; Goofspiel-5 roots at
+move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
+  1–2. dataset and particle net as above (reused when fig. 3 made them);
+  3. the sparse sweep with the net and tie-breaking seed s
+     (`sparse_sweep`); then `fig4-<game>.csv` (mean ± std per point),
+     `fig4-<game>-runs.csv` and `fig4-<game>.png` with the uniform line.
+File names carry the parameters that make them (trunks, CFR+ iterations,
+seed, steps), so a rerun with the same options reuses finished work.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pvf.datasets.generate import generate
+from pvf.datasets.spec import GenerationSpec
+from pvf.evaluation.networks import load_network
+from pvf.evaluation.plots import plot_sparse, plot_training
+from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference, write_csv
+from pvf.evaluation.training import TrainingRun, train_value_function
+from pvf.games.features import build_feature_tables
+from pvf.games.loading import canonical_game_string
+from pvf.games.public_tree import build_public_tree
+from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
+
+# Short names used in file names, and the depth of fig. 3's trunk.
+GAMES = {"leduc": "leduc_poker", "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)"}
+FIG3_DEPTH = {"leduc": 7, "goofspiel5": 2}
+
+
+@dataclass(frozen=True)
+class ReproduceConfig:
+    """Options of a reproduction run (paper scale by default).
+
+    out: directory for data/, checkpoints/ and the figures.
+    games: short names from GAMES.
+    seeds: the seeds s (each: its own dataset, training run and tie-breaking).
+    trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
+    max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
+    iterations: CFR+ iterations in every trunk (paper: 100).
+    workers: dataset-generation processes.
+    fractions, equilibrium_iterations: the sparse sweep.
+    """
+
+    out: Path
+    games: tuple[str, ...] = ("leduc", "goofspiel5")
+    seeds: tuple[int, ...] = tuple(range(10))
+    trunks: int = 1000
+    cfr_iterations: int = 100
+    max_steps: int = 131072
+    eval_every: int = 64
+    batch_size: int = 64
+    iterations: int = 100
+    workers: int = 1
+    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
+    equilibrium_iterations: int = 1000
+    progress: bool = False
+
+
+def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
+    """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
+    summary: dict[str, Any] = {}
+    for game in config.games:
+        rows: list[dict[str, Any]] = []
+        for seed in config.seeds:
+            data = _dataset(config, game, FIG3_DEPTH[game], seed)
+            for arch in ("positional", "particle"):
+                run = _trained(config, data, arch, seed, config.eval_every)
+                rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
+        csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
+        write_csv(rows, csv_path)
+        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {FIG3_DEPTH[game]})")
+        summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
+    return summary
+
+
+def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
+    """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
+    summary: dict[str, Any] = {}
+    for game in config.games:
+        root_move, depth, min_count = PAPER_SETTINGS[canonical_game_string(GAMES[game])]
+        tree = build_public_tree(GAMES[game])
+        setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
+        features = build_feature_tables(tree)
+        points = sweep_points(config.fractions, min_count)
+        rows = []
+        for seed in config.seeds:
+            data = _dataset(config, game, depth, seed)
+            network = load_network(_trained(config, data, "particle", seed, config.max_steps).checkpoint)
+            rows.extend(run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress))
+        table = summarize(rows, points)
+        uniform = uniform_reference(setting)
+        csv_path, png_path = config.out / f"fig4-{game}.csv", config.out / f"fig4-{game}.png"
+        write_csv(table, csv_path)
+        write_csv(rows, config.out / f"fig4-{game}-runs.csv")
+        plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}")
+        summary[game] = {
+            "csv": str(csv_path),
+            "png": str(png_path),
+            "support_histories": setting.num_histories,
+            "root_histories": setting.num_root_histories,
+            "uniform_exploitability": uniform["exploitability"],
+            "uniform_root_exploitability": uniform["root_exploitability"],
+            "points": table,
+        }
+    return summary
+
+
+def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
+    """The PBS file of (game, depth, seed), generated unless already complete."""
+    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}-seed{seed}.h5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    spec = GenerationSpec(game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed)
+    generate(spec, path, workers=config.workers, progress=config.progress)
+    return path
+
+
+def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
+    """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
+    stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
+    checkpoint = config.out / "checkpoints" / f"{stem}.ckpt"
+    history_path = checkpoint.with_suffix(".csv")
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    if checkpoint.exists() and history_path.exists():
+        return TrainingRun(str(checkpoint), _read_history(history_path))
+    run = train_value_function(
+        data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress
+    )
+    write_csv(run.history, history_path)
+    return run
+
+
+def _read_history(path: Path) -> list[dict[str, Any]]:
+    with open(path, newline="") as f:
+        return [{k: (int(v) if k in ("step", "epoch") else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _final_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per architecture: mean ± std over seeds of the last measurement's exploitability and loss."""
+    out = {}
+    for arch in sorted({r["architecture"] for r in rows}):
+        last: dict[int, dict[str, Any]] = {}
+        for r in rows:
+            if r["architecture"] == arch and r["step"] >= last.get(r["seed"], {"step": -1})["step"]:
+                last[r["seed"]] = r
+        expl = np.array([r["trunk_exploitability"] for r in last.values()])
+        loss = np.array([r["train_loss"] for r in last.values()])
+        out[arch] = {
+            "step": int(max(r["step"] for r in last.values())),
+            "trunk_exploitability_mean": float(expl.mean()),
+            "trunk_exploitability_std": float(expl.std()),
+            "train_loss_mean": float(np.nanmean(loss)) if np.isfinite(loss).any() else float("nan"),
+        }
+    return out
