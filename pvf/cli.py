@@ -22,13 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit --config configs/X.yaml)")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"pvf.commands.{name}")
-        except ModuleNotFoundError as exc:  # TODO(dev): drop once every subcommand has landed
-            if exc.name != f"pvf.commands.{name}":
-                raise
-            continue
-        module.add_parser(sub)
+        importlib.import_module(f"pvf.commands.{name}").add_parser(sub)
     return parser
 
 

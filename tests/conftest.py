@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+import torch
 
 from pvf.games.public_tree import PublicTree, build_public_tree
 
@@ -32,3 +33,12 @@ def leduc() -> PublicTree:
 @pytest.fixture(scope="session")
 def goof4() -> PublicTree:
     return cached_tree(GOOF4)
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """The test nets are tiny: one thread avoids contention on shared, busy CPUs."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -41,9 +41,6 @@ opponent reach included, own reach excluded, in the trunk payoff's scale.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -51,9 +48,11 @@ from scipy.optimize import linprog
 
 from pvf.errors import PvfError
 from pvf.games.features import FeatureTables
+from pvf.nets.mlp import single_thread
 from pvf.nets.normalization import normalize_beliefs
-from pvf.solvers.sequence_form import PlayerSequences, SequenceGame, build_sequence_game
+from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 from pvf.solvers.sequence_ops import best_response_values
+from pvf.solvers.trunk_exploitability import sequence_constraints
 from pvf.solvers.trunk_solver import Trunk
 
 
@@ -116,7 +115,7 @@ class _MaximinLP:
 
     def __init__(self, game: SequenceGame):
         p1, p2 = game.players
-        E, F = _sequence_constraints(p1), _sequence_constraints(p2)
+        E, F = sequence_constraints(p1), sequence_constraints(p2)
         self.sizes = (p1.num_sequences, F.shape[0], p1.num_roots, p2.num_roots)
         self.a_eq = sp.hstack([E, sp.csr_matrix((E.shape[0], F.shape[0]))]).tocsr()
         self.a_ub = sp.hstack([-game.payoff.T, F.T]).tocsr()
@@ -136,15 +135,6 @@ class _MaximinLP:
         if res.status != 0:
             raise RuntimeError(f"leaf subgame LP failed: {res.message}")
         return np.maximum(res.x[:S1], 0.0), np.maximum(-res.ineqlin.marginals, 0.0)
-
-
-def _sequence_constraints(seqs: PlayerSequences) -> sp.csr_matrix:
-    """[R + I, S] rows: x[root r] = e_r; Σ_a x(I,a) − x(parent(I)) = 0."""
-    R, I, S = seqs.num_roots, seqs.num_infostates, seqs.num_sequences
-    rows = np.concatenate([np.arange(R), R + seqs.seq_info[R:], R + np.arange(I)])
-    cols = np.concatenate([np.arange(R), np.arange(R, S), seqs.info_parent])
-    vals = np.concatenate([np.ones(R), np.ones(S - R), -np.ones(I)])
-    return sp.csr_matrix((vals, (rows, cols)), shape=(R + I, S))
 
 
 class _LeafLayout:
@@ -197,7 +187,19 @@ class _LeafLayout:
         return flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad]
 
 
-class PositionalEvaluator:
+class _NetworkEvaluator:
+    """A torch network queried without gradients, single-threaded (leaf batches are small)."""
+
+    @torch.inference_mode()
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with single_thread():
+            return self._evaluate(reach1, reach2)
+
+    def _evaluate(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+
+class PositionalEvaluator(_NetworkEvaluator):
     """A positional network at the leaves.
 
     max_slots: (K1, K2) the network's slots per player (its training data's
@@ -231,11 +233,6 @@ class PositionalEvaluator:
         self.device = _device(net)
         self.public = torch.from_numpy(layout.public).to(self.device)
 
-    @torch.inference_mode()
-    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with _one_thread():
-            return self._evaluate(reach1, reach2)
-
     def _evaluate(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat, scale = self.layout.flat(reach1, reach2)
         B, (L, K) = flat.shape[0], self.gather.shape
@@ -246,7 +243,7 @@ class PositionalEvaluator:
         return self.layout.split(np.concatenate([values, np.zeros((B, 1))], axis=1))
 
 
-class ParticleEvaluator:
+class ParticleEvaluator(_NetworkEvaluator):
     """A particle network at the leaves: one particle per leaf infostate with a history in the trunk.
 
     Particle features are [public features, private features, player one-hot].
@@ -286,11 +283,6 @@ class ParticleEvaluator:
         self.features = torch.from_numpy(feats).to(self.device)
         self.public = torch.from_numpy(layout.public).to(self.device)
 
-    @torch.inference_mode()
-    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with _one_thread():
-            return self._evaluate(reach1, reach2)
-
     def _evaluate(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat, scale = self.layout.flat(reach1, reach2)
         B, (L, N) = flat.shape[0], self.gather.shape
@@ -313,16 +305,3 @@ def _device(net: torch.nn.Module) -> torch.device:
 def _tile(t: torch.Tensor, times: int) -> torch.Tensor:
     """`t` repeated `times` along its first axis (itself, uncopied, once)."""
     return t if times == 1 else t.repeat(times, *([1] * (t.dim() - 1)))
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch single-threaded: a leaf batch is a few hundred rows, and intra-op
-    threads only add synchronisation (100 Leduc trunk iterations took 12 s with
-    2 threads on a loaded 2-core machine, 0.9 s with one)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)

@@ -12,15 +12,6 @@ from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.training import TrainingRun, train_value_function
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """The test nets are tiny: one thread avoids contention on shared, busy CPUs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="session")
 def kuhn_data(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("data") / "kuhn.h5"

@@ -5,19 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """The test nets are tiny: one thread avoids contention on shared, busy CPUs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def make_dataset(path: Path, game: str, depth: int, num_trunks: int, target: str = "average") -> Path:
