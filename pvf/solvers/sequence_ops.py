@@ -76,8 +76,7 @@ def expected_values(seqs: PlayerSequences, strat: np.ndarray, q: np.ndarray, reg
         v = np.add.reduceat(strat[lv.seq_lo : lv.seq_hi] * block, lv.starts, axis=0)  # [I_L, B]
         if regrets is not None:
             r = regrets[lv.seq_lo : lv.seq_hi]
-            r += block
-            r -= v[lv.seq_info]
+            r += block - v[lv.seq_info]  # r + (q − v): OpenSpiel's order, so iterates match it to the last digits
             np.maximum(r, 0.0, out=r)
         _add_to_parents(q, lv, v)
     return q
