@@ -13,6 +13,8 @@ previous measurement.
 
 from __future__ import annotations
 
+import textwrap
+
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ def plot_training(rows: Sequence[dict[str, Any]], path: str | Path, title: str) 
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(textwrap.fill(title, 90), fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -78,6 +80,6 @@ def plot_sparse(summary: Sequence[dict[str, Any]], uniform: dict[str, float], pa
     ax.set_ylabel(NASHCONV_LABEL)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)  # long game strings wrap instead of being cut
     fig.tight_layout()
     fig.savefig(path, dpi=120)
