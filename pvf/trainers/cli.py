@@ -8,6 +8,7 @@
    it into the model's `layout` argument (`apply_on="instantiate"`), so the
    configs never state data-dependent sizes and `--print_config` needs no file.
 3. Everything else (trainer, loggers, checkpoints) comes from the config.
+4. `--seed S` is accepted as pvf's usual spelling of `--seed_everything S`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,15 @@ class PvfLightningCLI(LightningCLI):
         )
 
 
+def _alias_seed(arg: str) -> str:
+    """`--seed[=S]` -> `--seed_everything[=S]`; other arguments unchanged."""
+    name, sep, value = arg.partition("=")
+    return ("--seed_everything" if name == "--seed" else name) + sep + value
+
+
 def train_main(argv: list[str]) -> int:
     """Run `pvf train ARGV` (Lightning's CLI); returns the exit status."""
+    argv = [_alias_seed(arg) for arg in argv]
     try:
         with warnings.catch_warnings():
             # `pvf` passes its own argv on; Lightning warns when sys.argv differs

@@ -69,3 +69,9 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pvf train: error:") and "none.h5" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("flag", [["--seed", "7"], ["--seed=7"]])
+def test_seed_is_seed_everything(flag, capsys):
+    assert train_main(["fit", "--config", str(CONFIGS / "leduc_positional.yaml"), *flag, "--print_config"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["seed_everything"] == 7
