@@ -36,6 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
+    p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
     p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         iterations=args.iterations,
         workers=args.workers,
+        accelerator=args.accelerator,
         fractions=fractions,
         progress=args.progress,
     )

@@ -54,6 +54,7 @@ class ReproduceConfig:
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
+    accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
     fractions, equilibrium_iterations: the sparse sweep.
     """
 
@@ -67,6 +68,7 @@ class ReproduceConfig:
     batch_size: int = 64
     iterations: int = 100
     workers: int = 1
+    accelerator: str = "cpu"
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
@@ -139,7 +141,8 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
     if checkpoint.exists() and history_path.exists():
         return TrainingRun(str(checkpoint), _read_history(history_path))
     run = train_value_function(
-        data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress
+        data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
+        config.accelerator,
     )
     write_csv(run.history, history_path)
     return run

@@ -44,10 +44,13 @@ def train_value_function(
     iterations: int = 100,
     batch_size: int = 64,
     progress: bool = False,
+    accelerator: str = "cpu",
     **model_args: Any,
 ) -> TrainingRun:
     """Train `architecture` on `data` for `max_steps` steps and save it to `checkpoint`.
 
+    accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
+        callback run the net where it is and CFR+ on the CPU.
     model_args: the module's own arguments (e.g. lr, num_layers, basis_layers).
     """
     pl.seed_everything(seed, verbose=False)
@@ -56,7 +59,8 @@ def train_value_function(
     callback = TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
     trainer = pl.Trainer(
         max_steps=max_steps,
-        accelerator="cpu",
+        accelerator=accelerator,
+        devices=1,
         logger=False,
         enable_checkpointing=False,
         enable_progress_bar=progress,
