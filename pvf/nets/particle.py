@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from pvf.nets.mlp import ConfigurableModule, build_mlp
 
