@@ -27,6 +27,10 @@ opponent reach included, own reach excluded, in the trunk payoff's scale.
   This is exact (no iteration count to tune) and cheaper than running
   CFR+ to convergence in every query: about 60 ms for all 54 leaf public
   states of the Leduc depth-7 trunk, so 100 trunk iterations take ~12 s.
+- `CFRTargetEvaluator`: the same leaf game solved the way the dataset's
+  targets are made (batched CFR+, average profile / last iterate / best
+  response): how well a network that learned its targets perfectly would
+  do (`pvf experiment leaf-targets`).
 - `PositionalEvaluator` / `ParticleEvaluator`: a trained network. The
   batch for one query is built with precomputed index arrays: one gather
   turns the reaches into [B·L, K] (positional slots) or [B·L, N] (padded
@@ -50,6 +54,7 @@ from pvf.errors import PvfError
 from pvf.games.features import FeatureTables
 from pvf.nets.mlp import single_thread
 from pvf.nets.normalization import normalize_beliefs
+from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 from pvf.solvers.sequence_ops import best_response_values
 from pvf.solvers.trunk_exploitability import sequence_constraints
@@ -66,10 +71,12 @@ class ConstantEvaluator:
         return np.full_like(reach1, self.value), np.full_like(reach2, self.value)
 
 
-class ExactEvaluator:
-    """The oracle: leaf subgames solved exactly, by one LP per query and problem.
+class _LeafSubgames:
+    """The union of a trunk's leaf subgames as one sequence game, for the solving evaluators.
 
-    leaf_game: the union of the leaf subgames, rooted at a chance node over the leaf histories.
+    leaf_game: rooted at a chance node over the leaf histories, each weighted
+        by its weight in the trunk; its root sequences are the leaf
+        infostates that have a history in the trunk.
     root_position: per player [R_n] position of each of its root infostates among the
         trunk's leaf infostates (those without a history in the trunk get value 0).
     """
@@ -81,25 +88,81 @@ class ExactEvaluator:
         self.num_leaf_infostates = (len(game.leaf_infostates[0]), len(game.leaf_infostates[1]))
         leaves = trunk.leaf_histories()
         self.leaf_game = build_sequence_game(trunk.tree, root_histories=leaves, root_weights=trunk.history_weights(leaves))
-        # Position of each root sequence's infostate among the trunk's leaf infostates.
         self.root_position = []
         for n in (0, 1):
             present = np.flatnonzero(game.leaf_parent[n] >= 0)
             order = present[np.argsort(game.leaf_infostates[n][present])]
             roots = self.leaf_game.players[n].root_infostates
             self.root_position.append(order[np.searchsorted(game.leaf_infostates[n][order], roots)])
-        self.lp = _MaximinLP(self.leaf_game)
+
+    def root_beliefs(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The leaf game's root beliefs ([B, R1], [B, R2]) from the trunk's leaf reaches."""
+        return reach1[:, self.root_position[0]], reach2[:, self.root_position[1]]
+
+    def scatter(self, v1: np.ndarray, v2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Root values ([B, R1], [B, R2]) as leaf-infostate values ([B, J1], [B, J2])."""
+        out = (np.zeros((v1.shape[0], self.num_leaf_infostates[0])), np.zeros((v2.shape[0], self.num_leaf_infostates[1])))
+        out[0][:, self.root_position[0]] = v1
+        out[1][:, self.root_position[1]] = v2
+        return out
+
+    def best_response_root_values(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each player's best-response root values against the other's realization plan.
+
+        x: [S1, B], y: [S2, B] -> ([B, R1], [B, R2]).
+        """
+        g = self.leaf_game
+        q1, _ = best_response_values(g.players[0], g.payoff @ y)
+        q2, _ = best_response_values(g.players[1], -(g.payoff_t @ x))
+        return q1[: g.players[0].num_roots].T, q2[: g.players[1].num_roots].T
+
+
+class ExactEvaluator:
+    """The oracle: leaf subgames solved exactly, by one LP per query and problem."""
+
+    def __init__(self, trunk: Trunk):
+        self.leaves = _LeafSubgames(trunk)
+        self.lp = _MaximinLP(self.leaves.leaf_game)
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        out = (np.zeros((reach1.shape[0], self.num_leaf_infostates[0])), np.zeros((reach2.shape[0], self.num_leaf_infostates[1])))
-        g = self.leaf_game
-        for b in range(reach1.shape[0]):
-            x, y = self.lp.solve(reach1[b, self.root_position[0]], reach2[b, self.root_position[1]])
-            q1, _ = best_response_values(g.players[0], g.payoff @ y[:, None])
-            q2, _ = best_response_values(g.players[1], -(g.payoff_t @ x[:, None]))
-            out[0][b, self.root_position[0]] = q1[: g.players[0].num_roots, 0]
-            out[1][b, self.root_position[1]] = q2[: g.players[1].num_roots, 0]
-        return out
+        b1, b2 = self.leaves.root_beliefs(reach1, reach2)
+        values = [np.zeros_like(b1), np.zeros_like(b2)]
+        for b in range(b1.shape[0]):
+            x, y = self.lp.solve(b1[b], b2[b])
+            v1, v2 = self.leaves.best_response_root_values(x[:, None], y[:, None])
+            values[0][b], values[1][b] = v1[0], v2[0]
+        return self.leaves.scatter(values[0], values[1])
+
+
+class CFRTargetEvaluator:
+    """The leaf subgames solved as the dataset's targets are: CFR+ from the queried beliefs.
+
+    All problems of a query in one batched `cfr_plus` call of `iterations`
+    iterations; `target` picks the values: "average" (the average profile,
+    pvf's training target), "current" (the last iterate, the authors') or
+    "best_response" (each player's best response to the other's average).
+    A perfect network trained on that target would play like this evaluator.
+    """
+
+    TARGETS = ("average", "current", "best_response")
+
+    def __init__(self, trunk: Trunk, iterations: int = 100, target: str = "average"):
+        if target not in self.TARGETS:
+            raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
+        self.leaves = _LeafSubgames(trunk)
+        self.iterations = iterations
+        self.target = target
+
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        result = cfr_plus(self.leaves.leaf_game, self.iterations, root_beliefs=self.leaves.root_beliefs(reach1, reach2))
+        if self.target == "average":
+            values = result.root_values
+        elif self.target == "current":
+            values = result.current_root_values
+        else:
+            x, y = result.average_realization
+            values = self.leaves.best_response_root_values(x.T, y.T)
+        return self.leaves.scatter(*values)
 
 
 class _MaximinLP:

@@ -19,7 +19,8 @@ from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
 from pvf.nets import ParticleVF
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.evaluators import ExactEvaluator, ParticleEvaluator, PositionalEvaluator
+from pvf.datasets.targets import LeafSolver
+from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator, ParticleEvaluator, PositionalEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sparse_trunks import select_histories, sparse_setting, sparse_trunk
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
@@ -169,6 +170,51 @@ def test_exact_values_are_equilibrium_values(game_string, depth):
     subgame = build_sequence_game(tree, root_public_state=int(g.leaf_public_states[l]))
     solved = cfr_plus(subgame, 2000, root_beliefs=(r1[:, blocks[0]], r2[:, blocks[1]]))
     assert value1 == pytest.approx(float(solved.value[0]), abs=1e-3)
+
+
+def test_cfr_target_evaluator_gives_the_dataset_targets(leduc):
+    """Average and current values are exactly what `pvf generate` stores for these beliefs."""
+    trunk = build_trunk(leduc, 7)
+    g = trunk.game
+    rng = np.random.default_rng(2)
+    r1, r2 = rng.random((2, len(g.leaf_infostates[0]))), rng.random((2, len(g.leaf_infostates[1])))
+    r1[:, ::3] = 0.0  # zero own reach: the average profile plays uniformly there
+    stored = LeafSolver(leduc, g.leaf_public_states, 30).solve((r1, r2))
+    for target, expected in (("average", stored.average), ("current", stored.current)):
+        values = CFRTargetEvaluator(trunk, 30, target)(r1, r2)
+        for n in (0, 1):
+            np.testing.assert_allclose(values[n], expected[n], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("game_string, depth", [(KUHN, 3), (LEDUC, 7)])
+def test_cfr_best_response_targets_bracket_the_oracle_value(game_string, depth):
+    """Per leaf public state, Σ b₁·v₁ ≥ the LP's subgame value ≥ −Σ b₂·v₂, and the gap
+    (the leaf subgame's NashConv) shrinks with CFR+ iterations. Pointwise values are
+    not unique (equilibria are not), so the sums are what is compared."""
+    trunk = build_trunk(cached_tree(game_string), depth)
+    g = trunk.game
+    rng = np.random.default_rng(3)
+    r1, r2 = rng.random((1, len(g.leaf_infostates[0]))), rng.random((1, len(g.leaf_infostates[1])))
+    r1[:, ::4] = 0.0
+    exact = ExactEvaluator(trunk)(r1, r2)
+    gaps = []
+    for iterations in (50, 1000):
+        v = CFRTargetEvaluator(trunk, iterations, "best_response")(r1, r2)
+        gap = 0.0
+        for l in range(len(g.leaf_public_states)):
+            blocks = [slice(g.leaf_offsets[n][l], g.leaf_offsets[n][l + 1]) for n in (0, 1)]
+            value = float(r1[0, blocks[0]] @ exact[0][0, blocks[0]])
+            upper = float(r1[0, blocks[0]] @ v[0][0, blocks[0]])
+            lower = -float(r2[0, blocks[1]] @ v[1][0, blocks[1]])
+            assert lower - 1e-9 <= value <= upper + 1e-9
+            gap += upper - lower
+        gaps.append(gap)
+    assert gaps[1] < gaps[0] and gaps[1] < 2e-3
+
+
+def test_cfr_target_evaluator_refuses_unknown_targets(kuhn):
+    with pytest.raises(PvfError, match="unknown target"):
+        CFRTargetEvaluator(build_trunk(kuhn, 3), 10, "mean")
 
 
 def test_positional_evaluator_needs_enough_slots(leduc):
