@@ -5,7 +5,8 @@
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
-e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`. Finished
+e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`; `--jobs N`
+trains N networks at once (one process each). Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
 """
@@ -34,6 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in every trunk (default 100)")
     p.add_argument("--fractions", default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1", help="fig4: shares of support histories kept")
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="training runs at once, each in its own process (default 1; e.g. the number of cores)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [g for g in games if g not in GAMES]
     if unknown or not games:
         raise PvfError(f"--games takes names from {', '.join(GAMES)}; got {args.games!r}")
-    for flag in ("seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "threads"):
+    for flag in ("seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "jobs", "threads"):
         if getattr(args, flag) < 1:
             raise PvfError(f"--{flag.replace('_', '-')} must be a positive integer, got {getattr(args, flag)}")
     if args.seed < 0:
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         iterations=args.iterations,
         workers=args.workers,
+        jobs=args.jobs,
         accelerator=args.accelerator,
         fractions=fractions,
         progress=args.progress,

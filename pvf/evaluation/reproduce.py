@@ -15,17 +15,24 @@ move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
      `fig4-<game>-runs.csv` and `fig4-<game>.png` with the uniform line.
 File names carry the parameters that make them (trunks, CFR+ iterations,
 seed, steps), so a rerun with the same options reuses finished work.
+Training runs are independent once the datasets exist: with `jobs` > 1 they
+run in that many spawned processes (each with the parent's torch thread
+count), and the results are collected in the same order as sequentially.
 """
 
 from __future__ import annotations
 
 import csv
+import multiprocessing
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from tqdm import tqdm
 
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
@@ -54,6 +61,7 @@ class ReproduceConfig:
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
+    jobs: training runs at once (processes; 1 = in this process).
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
     fractions, equilibrium_iterations: the sparse sweep.
     """
@@ -68,6 +76,7 @@ class ReproduceConfig:
     batch_size: int = 64
     iterations: int = 100
     workers: int = 1
+    jobs: int = 1
     accelerator: str = "cpu"
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
@@ -78,12 +87,12 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
+        data = {seed: _dataset(config, game, FIG3_DEPTH[game], seed) for seed in config.seeds}
+        keys = [(seed, arch) for seed in config.seeds for arch in ("positional", "particle")]
+        runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
         rows: list[dict[str, Any]] = []
-        for seed in config.seeds:
-            data = _dataset(config, game, FIG3_DEPTH[game], seed)
-            for arch in ("positional", "particle"):
-                run = _trained(config, data, arch, seed, config.eval_every)
-                rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
+        for (seed, arch), run in zip(keys, runs):
+            rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
         csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
         write_csv(rows, csv_path)
         plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {FIG3_DEPTH[game]})")
@@ -100,10 +109,11 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
         setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
         features = build_feature_tables(tree)
         points = sweep_points(config.fractions, min_count)
+        data = [_dataset(config, game, depth, seed) for seed in config.seeds]
+        runs = _train_all(config, [(d, "particle", seed, config.max_steps) for d, seed in zip(data, config.seeds)])
         rows = []
-        for seed in config.seeds:
-            data = _dataset(config, game, depth, seed)
-            network = load_network(_trained(config, data, "particle", seed, config.max_steps).checkpoint)
+        for seed, run in zip(config.seeds, runs):
+            network = load_network(run.checkpoint)
             rows.extend(run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress))
         table = summarize(rows, points)
         uniform = uniform_reference(setting)
@@ -146,6 +156,20 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
     )
     write_csv(run.history, history_path)
     return run
+
+
+def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
+    """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order."""
+    if config.jobs == 1 or len(runs) <= 1:
+        return [_trained(config, *run) for run in runs]
+    quiet = replace(config, progress=False)  # one bar for all runs instead of interleaved ones
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(config.jobs, len(runs)), mp_context=context, initializer=torch.set_num_threads,
+                             initargs=(torch.get_num_threads(),)) as pool:
+        futures = [pool.submit(_trained, quiet, *run) for run in runs]
+        for future in tqdm(futures, desc="training runs", disable=not config.progress, dynamic_ncols=True):
+            future.exception()  # wait, in order
+        return [future.result() for future in futures]
 
 
 def _read_history(path: Path) -> list[dict[str, Any]]:
