@@ -7,23 +7,33 @@ Goofspiel-5 at move 2 (9 leaf public states, up to 20 + 20 infostates):
      targets (the speed does not depend on their values);
   2. collate: `PbsCollate` on batches of B samples (the data pipeline);
   3. step: forward, masked MSE, backward and Adam on a collated batch, for
-     the positional and the particle net at the paper's sizes (configs/).
+     the positional and the particle net at the paper's sizes (configs/);
+  4. with --loop: the whole Lightning loop (`pvf.evaluation.training`:
+     DataLoader on a real generated file, batched fetch, collate, step,
+     logging) in samples per second, beside the bare step of 3, and the
+     batched fetch (`__getitems__`) against sample-by-sample fetching.
 
-Run: .venv/bin/python benchmarks/train_speed.py [--steps 200] [--batch-size 64] [--threads N] [--device cpu]
+Run: .venv/bin/python benchmarks/train_speed.py [--steps 200] [--batch-size 64] [--threads N] [--device cpu] [--loop]
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
-from pvf.trainers.data import PbsBatch, PbsCollate, PbsSample
+from pvf.datasets.generate import generate
+from pvf.datasets.reader import PBSDataset
+from pvf.datasets.spec import GenerationSpec
+from pvf.evaluation.training import train_value_function
+from pvf.trainers.data import PbsBatch, PbsCollate, PbsSample, PbsTorchDataset
 from pvf.trainers.layout import DataLayout
 from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
 
@@ -88,6 +98,34 @@ def time_steps(module: ValueFunctionModule, batches: list[PbsBatch], steps: int,
     return steps * batches[0]["public"].shape[0] / (time.perf_counter() - start)
 
 
+def time_fetch(path: Path, layout: DataLayout, batch_size: int, batches: int = 200) -> tuple[float, float]:
+    """Samples per second into a `PbsBatch`: (one `__getitems__` per batch, one `__getitem__` per sample)."""
+    with PBSDataset(path) as ds:
+        batches = min(batches, ds.num_samples // batch_size)
+    dataset = PbsTorchDataset(path, np.arange(batches * batch_size))
+    collate = PbsCollate(layout.max_slots)
+    rates = []
+    for fetch in (dataset.__getitems__, lambda idx: [dataset[i] for i in idx]):
+        start = time.perf_counter()
+        for b in range(batches):
+            collate(fetch(list(range(b * batch_size, (b + 1) * batch_size))))
+        rates.append(batches * batch_size / (time.perf_counter() - start))
+    return rates[0], rates[1]
+
+
+def time_loop(path: Path, architecture: str, steps: int, batch_size: int, device: str) -> float:
+    """Training samples per second through the Lightning loop (a short run's start-up subtracted)."""
+    accelerator = "gpu" if device.startswith("cuda") else "cpu"
+    elapsed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (20, 20 + steps):
+            start = time.perf_counter()
+            train_value_function(path, architecture, Path(tmp) / "net.ckpt", 0, n, 10**9, batch_size=batch_size,
+                                 accelerator=accelerator)
+            elapsed.append(time.perf_counter() - start)
+    return steps * batch_size / (elapsed[1] - elapsed[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200, help="timed training steps per network")
@@ -95,6 +133,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--games", nargs="+", choices=sorted(GAMES), default=list(GAMES))
+    parser.add_argument("--loop", action="store_true", help="also time the whole Lightning loop on a generated file")
     args = parser.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -107,11 +146,22 @@ def main() -> None:
         batches = [collate(samples[i : i + args.batch_size]) for i in range(0, len(samples), args.batch_size)]
         print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)} "
               f"feature_dim={layout.feature_dim}; collate {time_collate(collate, samples, args.batch_size):,.0f} samples/s")
+        data = None
+        if args.loop:
+            data = Path(tempfile.mkdtemp()) / f"{name}.h5"
+            game, depth = GAMES[name]
+            generate(GenerationSpec(game=game, depth=depth, num_trunks=200, cfr_iterations=20, seed=0), data, progress=False)
+            batched, single = time_fetch(data, layout, args.batch_size)
+            print(f"  fetch + collate: batched {batched:,.0f} samples/s, sample by sample {single:,.0f} ({batched / single:.1f}x)")
         for cls in (PositionalModule, ParticleModule):
             module = cls(layout.to_dict())
             params = sum(p.numel() for p in module.parameters())
             rate = time_steps(module, batches, args.steps, args.device)
-            print(f"  {cls.architecture:<10} {params:>9,} params  {rate:>10,.0f} training samples/s")
+            line = f"  {cls.architecture:<10} {params:>9,} params  {rate:>10,.0f} training samples/s (bare step)"
+            if data is not None:
+                loop = time_loop(data, cls.architecture, args.steps, args.batch_size, args.device)
+                line += f", {loop:,.0f} through the Lightning loop ({loop / rate:.0%})"
+            print(line)
 
 
 if __name__ == "__main__":

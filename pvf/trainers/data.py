@@ -1,10 +1,12 @@
 """Samples of a PBS dataset file as padded torch batches both networks read.
 
 1. `PbsTorchDataset` serves samples (PBSs) by row of the file. The file is opened
-   lazily on the first `__getitem__` in each process and its columns read
+   lazily on the first access in each process and its columns read
    into memory (a Leduc depth-7 file of 54,000 samples is about 30 MB); no
    open handle is ever pickled, so it works with spawned DataLoader workers.
-2. `PbsCollate` pads a list of samples into one `PbsBatch` holding both
+   The DataLoader fetches a batch with one `__getitems__` call: the batch's
+   rows gathered with index arrays into a flat `PbsRows`, not B samples.
+2. `PbsCollate` pads a `PbsRows` (or a list of samples) into one `PbsBatch` holding both
    views of the same infostates:
    - particle view, N = most infostates of a sample in the batch:
      `beliefs [B, N]`, `features [B, N, Fp + Fq + 2]` (public, private,
@@ -41,6 +43,18 @@ class PbsSample(TypedDict):
     belief: np.ndarray  # [n] float32 reach of the infostate
     target: np.ndarray  # [n] float32 counterfactual value
     private: np.ndarray  # [n, Fq] float32 private features
+
+
+class PbsRows(TypedDict):
+    """B samples' infostates back to back (n = Σ counts), as `__getitems__` gathers them."""
+
+    counts: np.ndarray  # [B] infostates per sample
+    public: np.ndarray  # [B, Fp]
+    player: np.ndarray  # [n]
+    slot: np.ndarray  # [n]
+    belief: np.ndarray  # [n]
+    target: np.ndarray  # [n]
+    private: np.ndarray  # [n, Fq]
 
 
 class PbsBatch(TypedDict):
@@ -94,10 +108,14 @@ class PbsTorchDataset(Dataset):
         state["_columns"] = None  # each process reads the file itself
         return state
 
-    def __getitem__(self, i: int) -> PbsSample:
+    @property
+    def columns(self) -> _Columns:
         if self._columns is None:
             self._columns = _Columns(self.path, self.target)
-        c = self._columns
+        return self._columns
+
+    def __getitem__(self, i: int) -> PbsSample:
+        c = self.columns
         row = self.rows[i]
         lo, hi = c.offset[row], c.offset[row + 1]
         return PbsSample(
@@ -108,6 +126,31 @@ class PbsTorchDataset(Dataset):
             target=c.target[lo:hi],
             private=c.private[lo:hi],
         )
+
+
+    def __getitems__(self, indices: list[int]) -> PbsRows:
+        """Items `indices` at once: one gather per column instead of B slices and concatenations."""
+        c = self.columns
+        rows = self.rows[np.asarray(indices, dtype=np.int64)]
+        lo, counts = c.offset[rows], c.offset[rows + 1] - c.offset[rows]
+        index = np.arange(counts.sum()) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        return PbsRows(
+            counts=counts,
+            public=c.public[c.public_state[rows]],
+            player=c.player[index],
+            slot=c.slot[index],
+            belief=c.belief[index],
+            target=c.target[index],
+            private=c.private[index],
+        )
+
+
+def _flatten(samples: list[PbsSample]) -> PbsRows:
+    return PbsRows(
+        counts=np.array([len(s["belief"]) for s in samples]),
+        public=np.stack([s["public"] for s in samples]),
+        **{k: np.concatenate([s[k] for s in samples]) for k in ("player", "slot", "belief", "target", "private")},
+    )
 
 
 class PbsCollate:
@@ -121,18 +164,14 @@ class PbsCollate:
         self.max_slots = (int(max_slots[0]), int(max_slots[1]))
         self.normalize = normalize
 
-    def __call__(self, samples: list[PbsSample]) -> PbsBatch:
-        B = len(samples)
-        counts = np.array([len(s["belief"]) for s in samples])
+    def __call__(self, samples: PbsRows | list[PbsSample]) -> PbsBatch:
+        rows = _flatten(samples) if isinstance(samples, list) else samples
+        counts, public, player, slot = rows["counts"], rows["public"], rows["player"], rows["slot"]
+        belief, target, private = rows["belief"], rows["target"], rows["private"]
+        B = len(counts)
         N, S = int(counts.max()), sum(self.max_slots)
         sample = np.repeat(np.arange(B), counts)
         position = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        public = np.stack([s["public"] for s in samples])  # [B, Fp]
-        player = np.concatenate([s["player"] for s in samples])
-        belief = np.concatenate([s["belief"] for s in samples])
-        target = np.concatenate([s["target"] for s in samples])
-        private = np.concatenate([s["private"] for s in samples])
-        slot = np.concatenate([s["slot"] for s in samples])
         if self.normalize:
             belief, scale = normalize_beliefs(belief, player, sample, B)
             target = np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)

@@ -38,6 +38,8 @@ class ValueFunctionModule(pl.LightningModule):
         super().__init__()
         self.layout = DataLayout.from_dict(layout)
         self.lr = lr
+        self._window: Tensor | float = 0.0  # sum of squared errors since train_loss was last logged
+        self._window_count = 0
 
     def predict(self, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
         """(values, targets, mask), all [B, X] for the subclass's view X of the batch."""
@@ -51,7 +53,14 @@ class ValueFunctionModule(pl.LightningModule):
 
     def training_step(self, batch: PbsBatch, batch_idx: int) -> Tensor:
         loss, count = self.loss(batch)
-        self.log("train_loss", loss, prog_bar=True, batch_size=count)
+        # `self.log` costs as much as a small net's step, so train_loss is logged only on the
+        # steps the loggers write (every trainer.log_every_n_steps): the MSE over the window.
+        self._window = self._window + loss.detach() * count
+        self._window_count += count
+        every = self.trainer.log_every_n_steps or 1
+        if (self.global_step + 1) % every == 0:
+            self.log("train_loss", self._window / self._window_count, prog_bar=True, batch_size=self._window_count)
+            self._window, self._window_count = 0.0, 0
         return loss
 
     def validation_step(self, batch: PbsBatch, batch_idx: int) -> None:

@@ -65,6 +65,21 @@ def test_normalised_batches_undo_to_the_raw_values(leduc_file):
             np.testing.assert_allclose(norm["slot_targets"][b, sl] * mass[1 - n], raw["slot_targets"][b, sl], atol=1e-6)
 
 
+@pytest.mark.parametrize("normalize", [False, True])
+def test_batched_fetch_equals_sample_by_sample(leduc_file, normalize):
+    """`__getitems__` (what the DataLoader calls) gives bit-identical batches to B `__getitem__`s."""
+    layout = DataLayout.from_file(leduc_file)
+    dataset = PbsTorchDataset(leduc_file, np.arange(40, 100))
+    collate = PbsCollate(layout.max_slots, normalize)
+    indices = [5, 0, 59, 17, 17, 33]
+    batched, single = collate(dataset.__getitems__(indices)), collate([dataset[i] for i in indices])
+    assert batched.keys() == single.keys()
+    for key in batched:
+        assert batched[key].dtype == single[key].dtype and torch.equal(batched[key], single[key]), key
+    loader = DataLoader(dataset, batch_size=6, collate_fn=collate)
+    assert torch.equal(next(iter(loader))["features"], collate([dataset[i] for i in range(6)])["features"])
+
+
 def test_padding_is_zero_and_masked(kuhn_file):
     layout = DataLayout.from_file(kuhn_file)
     dataset = PbsTorchDataset(kuhn_file, np.arange(4))

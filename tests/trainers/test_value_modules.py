@@ -73,3 +73,28 @@ def test_training_lowers_validation_loss(leduc_data, cls):
 def test_fast_dev_run(leduc_data):
     module = ParticleModule(leduc_data.layout.to_dict(), **SMALL[ParticleModule])
     quiet_trainer(fast_dev_run=True).fit(module, datamodule=leduc_data)
+
+
+def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
+    """Logged every log_every_n_steps steps, as the infostate-weighted MSE of the window's batches."""
+    torch.manual_seed(0)
+    module = PositionalModule(leduc_data.layout.to_dict(), **SMALL[PositionalModule])
+    seen = []
+
+    class Record(pl.Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+            with torch.no_grad():
+                loss, count = pl_module.loss(batch)  # the weights the step is about to use
+            seen.append((float(loss) * count, count))
+
+    logger = pl.loggers.CSVLogger(tmp_path)
+    trainer = pl.Trainer(accelerator="cpu", logger=logger, max_steps=9, log_every_n_steps=3, limit_val_batches=0,
+                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                         callbacks=[Record()])
+    trainer.fit(module, datamodule=leduc_data)
+    with open(f"{logger.log_dir}/metrics.csv") as f:
+        rows = [line.split(",") for line in f.read().split()[1:]]
+    assert [int(r[1]) for r in rows] == [2, 5, 8]
+    for r, window in zip(rows, (seen[0:3], seen[3:6], seen[6:9])):
+        expected = sum(s for s, _ in window) / sum(c for _, c in window)
+        assert float(r[2]) == pytest.approx(expected, rel=1e-5)
