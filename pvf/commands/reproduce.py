@@ -39,6 +39,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="training runs at once, each in its own process (default 1; e.g. the number of cores)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
+    p.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant",
+                   help="Adam's learning rate: constant 1e-3 (default, the authors') or cosine-annealed to 0")
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
     p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         workers=args.workers,
         jobs=args.jobs,
+        lr_schedule=args.lr_schedule,
         accelerator=args.accelerator,
         fractions=fractions,
         progress=args.progress,

@@ -63,6 +63,7 @@ class ReproduceConfig:
     workers: dataset-generation processes.
     jobs: training runs at once (processes; 1 = in this process).
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
+    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
     fractions, equilibrium_iterations: the sparse sweep.
     """
 
@@ -78,6 +79,7 @@ class ReproduceConfig:
     workers: int = 1
     jobs: int = 1
     accelerator: str = "cpu"
+    lr_schedule: str = "constant"
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
@@ -145,6 +147,8 @@ def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
 def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
     """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
     stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
+    if config.lr_schedule != "constant":
+        stem += f"-{config.lr_schedule}"
     checkpoint = config.out / "checkpoints" / f"{stem}.ckpt"
     history_path = checkpoint.with_suffix(".csv")
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
@@ -152,7 +156,7 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
         return TrainingRun(str(checkpoint), _read_history(history_path))
     run = train_value_function(
         data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
-        config.accelerator,
+        config.accelerator, lr_schedule=config.lr_schedule,
     )
     write_csv(run.history, history_path)
     return run

@@ -33,3 +33,16 @@ def test_parallel_training_jobs_give_the_same_figures(tmp_path):
     parallel = reproduce_fig3(dataclasses.replace(base, out=tmp_path / "two", jobs=2))["leduc"]
     with open(sequential["csv"]) as f, open(parallel["csv"]) as g:
         assert f.read() == g.read()
+
+
+def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
+    from pvf.trainers.checkpoint import load_value_function
+
+    config = ReproduceConfig(
+        out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
+        batch_size=16, iterations=5, lr_schedule="cosine",
+    )
+    reproduce_fig3(config)
+    checkpoints = sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt"))
+    assert checkpoints == [f"leduc-d7-t3-k5-seed0-{a}-steps4-b16-cosine.ckpt" for a in ("particle", "positional")]
+    load_value_function(tmp_path / "checkpoints" / checkpoints[0], expect_game="leduc_poker")

@@ -98,3 +98,16 @@ def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
     for r, window in zip(rows, (seen[0:3], seen[3:6], seen[6:9])):
         expected = sum(s for s, _ in window) / sum(c for _, c in window)
         assert float(r[2]) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("schedule, final_lr", [("constant", 1e-3), ("cosine", 0.0)])
+def test_lr_schedule(leduc_data, schedule, final_lr):
+    module = PositionalModule(leduc_data.layout.to_dict(), lr_schedule=schedule, **SMALL[PositionalModule])
+    trainer = quiet_trainer(max_steps=8, limit_val_batches=0)
+    trainer.fit(module, datamodule=leduc_data)
+    assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(final_lr, abs=1e-12)
+
+
+def test_unknown_lr_schedule(leduc_data):
+    with pytest.raises(ValueError, match="lr_schedule"):
+        PositionalModule(leduc_data.layout.to_dict(), lr_schedule="linear")
