@@ -170,10 +170,12 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(config.jobs, len(runs)), mp_context=context, initializer=torch.set_num_threads,
                              initargs=(torch.get_num_threads(),)) as pool:
-        futures = [pool.submit(_trained, quiet, *run) for run in runs]
-        for future in tqdm(futures, desc="training runs", disable=not config.progress, dynamic_ncols=True):
-            future.exception()  # wait, in order
-        return [future.result() for future in futures]
+        # The slower particle runs first, so that no process is left with a long run at the end.
+        order = sorted(range(len(runs)), key=lambda i: runs[i][1] != "particle")
+        futures = {i: pool.submit(_trained, quiet, *runs[i]) for i in order}
+        for i in tqdm(order, desc="training runs", disable=not config.progress, dynamic_ncols=True):
+            futures[i].exception()  # wait
+        return [futures[i].result() for i in range(len(runs))]
 
 
 def _read_history(path: Path) -> list[dict[str, Any]]:
