@@ -7,8 +7,7 @@ One training step:
      (`mask` / `slot_mask`), so both nets minimise the same quantity;
   3. Adam with the configured learning rate: constant (the authors') or,
      with `lr_schedule: cosine`, annealed to 0 over the run's max_steps
-     (an option of ours: single measurements of trunk exploitability move
-     by ±0.1 between neighbouring steps at a constant 1e-3).
+     (an option of ours: a lower final loss; README, fig. 3).
 
 The net is `module.net` and the data layout it was built for `module.layout`
 (a `DataLayout`); callbacks (e.g. trunk exploitability every k steps) use
