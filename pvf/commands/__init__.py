@@ -3,3 +3,17 @@
 Each module defines `add_parser(subparsers)` (registers its parser and sets
 `func`) and a function `run(args) -> int`.
 """
+
+from __future__ import annotations
+
+import argparse
+
+from pvf.errors import PvfError
+
+
+def require_positive(args: argparse.Namespace, *names: str) -> None:
+    """A one-line `PvfError` naming the first of these integer options that is below 1."""
+    for name in names:
+        value = getattr(args, name)
+        if value < 1:
+            raise PvfError(f"--{name.replace('_', '-')} must be a positive integer, got {value}")

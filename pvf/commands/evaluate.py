@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pvf.commands import require_positive
 from pvf.errors import PvfError
 
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.checkpoint:
         raise PvfError("pass --checkpoint C (a value function written by `pvf train`)")
-    _check_iterations(args.iterations)
+    require_positive(args, "iterations")
     report = evaluate_network(load_network(args.checkpoint, args.game, args.depth), args.iterations, oracle=not args.skip_oracle)
     out = report.as_dict()
     if args.save_policy:
@@ -96,7 +97,7 @@ def run_sparse(args: argparse.Namespace) -> int:
     from pvf.games.public_tree import build_public_tree
     from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
 
-    _check_iterations(args.iterations)
+    require_positive(args, "iterations")
     networks = [load_network(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
@@ -151,11 +152,6 @@ def run_sparse(args: argparse.Namespace) -> int:
     print(f"{'uniform':<14} {'':>9}  {uniform['exploitability']:>12.5f}{'':10}  {uniform['root_exploitability']:>16.5f}")
     print(f"files      {out['csv']}, {out['runs_csv']}, {out['png']}")
     return 0
-
-
-def _check_iterations(iterations: int) -> None:
-    if iterations < 1:
-        raise PvfError(f"--iterations must be a positive integer, got {iterations}")
 
 
 def _numbers(text: str, flag: str, kind: type) -> list:

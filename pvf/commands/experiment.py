@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pvf.commands import require_positive
 from pvf.errors import PvfError
 
 
@@ -98,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
 def run_leaf(args: argparse.Namespace) -> int:
     from pvf.experiments.leaf_targets import run_leaf_targets
 
-    for flag, value in (("--cfr-iterations", args.cfr_iterations), ("--iterations", args.iterations)):
-        if value < 1:
-            raise PvfError(f"{flag} must be a positive integer, got {value}")
+    require_positive(args, "cfr_iterations", "iterations")
 
     shown: list[str] = []
 

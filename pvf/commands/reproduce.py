@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pvf.commands import require_positive
 from pvf.errors import PvfError
 
 
@@ -57,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
     unknown = [g for g in games if g not in GAMES]
     if unknown or not games:
         raise PvfError(f"--games takes names from {', '.join(GAMES)}; got {args.games!r}")
-    for flag in ("seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "jobs", "threads"):
-        if getattr(args, flag) < 1:
-            raise PvfError(f"--{flag.replace('_', '-')} must be a positive integer, got {getattr(args, flag)}")
+    require_positive(
+        args, "seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "jobs", "threads"
+    )
     if args.seed < 0:
         raise PvfError(f"--seed must be non-negative, got {args.seed}")
     try:

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from pvf.errors import PvfError
+from pvf.commands import require_positive
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from pvf.solvers.sequence_form import build_sequence_game
     from pvf.solvers.tabular import save_policy, to_tabular
 
-    if args.iterations < 1:
-        raise PvfError(f"--iterations must be a positive integer, got {args.iterations}")
+    require_positive(args, "iterations")
     tree = build_public_tree(args.game, max_histories=args.max_histories or DEFAULT_MAX_HISTORIES)
     game = build_sequence_game(tree)
     start = time.perf_counter()
