@@ -127,13 +127,12 @@ class PbsTorchDataset(Dataset):
             private=c.private[lo:hi],
         )
 
-
     def __getitems__(self, indices: list[int]) -> PbsRows:
         """Items `indices` at once: one gather per column instead of B slices and concatenations."""
         c = self.columns
         rows = self.rows[np.asarray(indices, dtype=np.int64)]
         lo, counts = c.offset[rows], c.offset[rows + 1] - c.offset[rows]
-        index = np.arange(counts.sum()) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        index = np.repeat(lo, counts) + _positions(counts)
         return PbsRows(
             counts=counts,
             public=c.public[c.public_state[rows]],
@@ -143,6 +142,11 @@ class PbsTorchDataset(Dataset):
             target=c.target[index],
             private=c.private[index],
         )
+
+
+def _positions(counts: np.ndarray) -> np.ndarray:
+    """[Σ counts] position of each element within its group, for groups of `counts: [B]` back to back."""
+    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _flatten(samples: list[PbsSample]) -> PbsRows:
@@ -171,7 +175,7 @@ class PbsCollate:
         B = len(counts)
         N, S = int(counts.max()), sum(self.max_slots)
         sample = np.repeat(np.arange(B), counts)
-        position = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        position = _positions(counts)
         if self.normalize:
             belief, scale = normalize_beliefs(belief, player, sample, B)
             target = np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)
