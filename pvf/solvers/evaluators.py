@@ -126,12 +126,10 @@ class ExactEvaluator:
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         b1, b2 = self.leaves.root_beliefs(reach1, reach2)
-        values = [np.zeros_like(b1), np.zeros_like(b2)]
-        for b in range(b1.shape[0]):
-            x, y = self.lp.solve(b1[b], b2[b])
-            v1, v2 = self.leaves.best_response_root_values(x[:, None], y[:, None])
-            values[0][b], values[1][b] = v1[0], v2[0]
-        return self.leaves.scatter(values[0], values[1])
+        plans = [self.lp.solve(b1[b], b2[b]) for b in range(b1.shape[0])]
+        x = np.stack([p[0] for p in plans], axis=1)  # [S1, B]
+        y = np.stack([p[1] for p in plans], axis=1)  # [S2, B]
+        return self.leaves.scatter(*self.leaves.best_response_root_values(x, y))
 
 
 class CFRTargetEvaluator:
