@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir, check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -66,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.checkpoint:
         raise PvfError("pass --checkpoint C (a value function written by `pvf train`)")
     require_positive(args, "iterations")
+    if args.save_policy is not None:
+        check_output_file(args.save_policy, "--save-policy")
     report = evaluate_network(load_network(args.checkpoint, args.game, args.depth), args.iterations, oracle=not args.skip_oracle)
     out = report.as_dict()
     if args.save_policy:
-        save_policy(report.policy(), args.save_policy)
+        with disk_errors(args.save_policy):
+            save_policy(report.policy(), args.save_policy)
         out["policy"] = args.save_policy
     if args.json:
         print(json.dumps(out))
@@ -98,6 +102,7 @@ def run_sparse(args: argparse.Namespace) -> int:
     from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
 
     require_positive(args, "iterations")
+    check_output_dir(args.out, "--out")
     networks = [load_network(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
@@ -118,7 +123,6 @@ def run_sparse(args: argparse.Namespace) -> int:
     summary = summarize(rows, points)
     uniform = uniform_reference(setting)
     out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(summary, out_dir / "sparse.csv")
     write_csv(rows, out_dir / "sparse_runs.csv")
     plot_sparse(summary, uniform, out_dir / "sparse.png",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,10 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pvf.experiments import plot_curves, run_linear_targets, write_csv
 
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise PvfError(f"cannot create output folder {args.out}: {exc.strerror}") from exc
+    check_output_dir(args.out, "--out")
     curves = run_linear_targets(  # raises PvfError on bad --n, --samples, --steps, --lr
         n=args.n,
         samples=args.samples,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -67,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
         fractions = tuple(float(f) for f in args.fractions.split(",") if f.strip())
     except ValueError:
         raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_dir(args.out, "--out")
     torch.set_num_threads(args.threads)
     config = ReproduceConfig(
         out=out,

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from pvf.commands import require_positive
+from pvf.outputs import check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +23,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("game", help="OpenSpiel game string, e.g. leduc_poker or 'goofspiel(num_cards=4,imp_info=True,points_order=descending)'")
     p.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations (default 1000)")
     p.add_argument("--save-policy", metavar="F.json", help="write the average policy {infostate: {action: prob}}")
-    p.add_argument("--max-histories", type=int, default=None, help="raise the game-size cap (default 2,000,000 histories)")
+    p.add_argument("--max-histories", type=int, default=None,
+                   help="game-size cap: refuse games with more histories (default 2,000,000)")
     p.add_argument("--seed", type=int, default=0, help="unused by CFR+ (deterministic); accepted for uniformity")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -35,8 +37,12 @@ def run(args: argparse.Namespace) -> int:
     from pvf.solvers.sequence_form import build_sequence_game
     from pvf.solvers.tabular import save_policy, to_tabular
 
-    require_positive(args, "iterations")
-    tree = build_public_tree(args.game, max_histories=args.max_histories or DEFAULT_MAX_HISTORIES)
+    if args.max_histories is None:
+        args.max_histories = DEFAULT_MAX_HISTORIES
+    require_positive(args, "iterations", "max_histories")
+    if args.save_policy is not None:
+        check_output_file(args.save_policy, "--save-policy")
+    tree = build_public_tree(args.game, max_histories=args.max_histories)
     game = build_sequence_game(tree)
     start = time.perf_counter()
     result = cfr_plus(game, args.iterations)
@@ -52,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         "ms_per_iteration": 1000.0 * elapsed / args.iterations,
     }
     if args.save_policy:
-        save_policy(to_tabular(game, strategies), args.save_policy)
+        with disk_errors(args.save_policy):
+            save_policy(to_tabular(game, strategies), args.save_policy)
         out["policy"] = args.save_policy
     if args.json:
         print(json.dumps(out))

@@ -91,6 +91,19 @@ class SampleLayout:
         )
 
 
+    def structure(self, trunk_ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The non-value arrays of the samples of these trunks: trunk, public_state, offset, player, index, slot."""
+        B = len(trunk_ids)
+        return dict(
+            trunk=np.repeat(np.asarray(trunk_ids, dtype=np.int64), len(self.public_states)),
+            public_state=np.tile(self.public_states, B),
+            offset=np.concatenate([[0], np.cumsum(np.tile(self.sizes, B))]).astype(np.int64),
+            player=np.tile(self.player, B),
+            index=np.tile(self.index, B),
+            slot=np.tile(self.slot, B),
+        )
+
+
 @dataclass(frozen=True)
 class ShardArrays:
     """The samples of one task, laid out as the schema's datasets (offsets start at 0).
@@ -161,14 +174,8 @@ def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
     def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         return np.concatenate(per_player, axis=1)[:, layout.columns].reshape(-1)
 
-    B, L = len(ids), len(layout.public_states)
     return ShardArrays(
-        trunk=np.repeat(ids, L),
-        public_state=np.tile(layout.public_states, B),
-        offset=np.concatenate([[0], np.cumsum(np.tile(layout.sizes, B))]).astype(np.int64),
-        player=np.tile(layout.player, B),
-        index=np.tile(layout.index, B),
-        slot=np.tile(layout.slot, B),
+        **layout.structure(ids),
         belief=rows(beliefs),
         target=rows(target),
         target_current=rows(solved.current),

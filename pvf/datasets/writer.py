@@ -27,7 +27,7 @@ import numpy as np
 import pvf
 from pvf.datasets import schema
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import ShardArrays, Task
+from pvf.datasets.tasks import SampleLayout, ShardArrays, Task
 from pvf.games.features import FeatureTables
 
 
@@ -62,8 +62,9 @@ def write_shard(path: Path, task: Task, arrays: ShardArrays) -> None:
         )
 
 
-def shard_matches(path: Path, task: Task) -> bool:
-    """Whether `path` is a readable shard of exactly this task."""
+def shard_matches(path: Path, task: Task, layout: SampleLayout) -> bool:
+    """Whether `path` is a readable shard of exactly this task: its attributes, its structure
+    (trunk, public state, offsets, player, index, slot) equal to the layout's, its values valid."""
     try:
         with h5py.File(path, "r") as f:
             ok = (int(f.attrs["task_index"]), int(f.attrs["trunk_lo"]), int(f.attrs["trunk_hi"])) == (
@@ -71,9 +72,23 @@ def shard_matches(path: Path, task: Task) -> bool:
                 task.trunk_lo,
                 task.trunk_hi,
             )
-            return ok and all(name in f for name in ShardArrays.__dataclass_fields__)
+            if not ok or not all(name in f for name in ShardArrays.__dataclass_fields__):
+                return False
+            arrays = ShardArrays(**{name: f[name][()] for name in ShardArrays.__dataclass_fields__})
     except (OSError, KeyError, ValueError):
         return False
+    expected = layout.structure(np.arange(task.trunk_lo, task.trunk_hi))
+    same = all(np.array_equal(getattr(arrays, name), value) for name, value in expected.items())
+    return same and shard_values_valid(arrays)
+
+
+def shard_values_valid(arrays: ShardArrays) -> bool:
+    """Whether beliefs are finite and in [0, 1] and both targets finite."""
+    b = arrays.belief
+    return bool(
+        np.isfinite(b).all() and (b >= 0).all() and (b <= 1).all()
+        and np.isfinite(arrays.target).all() and np.isfinite(arrays.target_current).all()
+    )
 
 
 def join_shards(
