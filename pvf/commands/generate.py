@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from pvf.commands import require_positive
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("generate", help="generate a PBS dataset (HDF5) for value-function training", description=__doc__)
@@ -27,6 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--p-uniform", type=float, default=None, help="trunk sampling: uniform infostate probability (default 0.05)")
     p.add_argument("--p-pure", type=float, default=None, help="trunk sampling: pure-action probability if not uniform (default 0.1)")
     p.add_argument("--p-keep", type=float, default=None, help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)")
+    p.add_argument("--max-histories", type=int, default=None, help="game-size cap (default 2,000,000 histories)")
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     p.add_argument("--overwrite", action="store_true", help="replace a file or work directory made with other parameters")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,6 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from pvf.datasets.generate import generate
     from pvf.datasets.sampling import SamplingConfig
     from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
+    from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
+
+    if args.max_histories is None:
+        args.max_histories = DEFAULT_MAX_HISTORIES
+    require_positive(args, "max_histories")
 
     mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
     spec = GenerationSpec(
@@ -49,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
     )
-    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
+    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
+                      max_histories=args.max_histories)
     if args.json:
         print(json.dumps(report.as_dict()))
     elif report.status == "complete":

@@ -23,23 +23,30 @@ from collections.abc import Iterator, Sequence
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.tasks import ShardArrays, Task, run_task
 from pvf.errors import PvfError
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 BACKENDS = ("local", "ray")
 _PARENT_POLL_SECONDS = 1.0
 
 
 def run_tasks(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, backend: str = "local"
+    spec: GenerationSpec,
+    tasks: Sequence[Task],
+    workers: int,
+    backend: str = "local",
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> Iterator[tuple[Task, ShardArrays]]:
-    """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes."""
+    """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
+
+    max_histories: the game-size cap each worker builds its tree with."""
     check_backend(workers, backend)
     if not tasks:
         return iter(())
     if backend == "ray":
-        return _run_ray(spec, tasks, workers)
+        return _run_ray(spec, tasks, workers, max_histories)
     if workers == 1 or len(tasks) == 1:
-        return ((task, run_task(spec, task)) for task in tasks)
-    return _run_pool(spec, tasks, min(workers, len(tasks)))
+        return ((task, run_task(spec, task, max_histories)) for task in tasks)
+    return _run_pool(spec, tasks, min(workers, len(tasks)), max_histories)
 
 
 def check_backend(workers: int, backend: str) -> None:
@@ -50,9 +57,9 @@ def check_backend(workers: int, backend: str) -> None:
         raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-def _run_one(job: tuple[GenerationSpec, Task]) -> tuple[Task, ShardArrays]:
-    spec, task = job
-    return task, run_task(spec, task)
+def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, ShardArrays]:
+    spec, task, max_histories = job
+    return task, run_task(spec, task, max_histories)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -66,13 +73,17 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _run_pool(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+def _run_pool(
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+) -> Iterator[tuple[Task, ShardArrays]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(_run_one, [(spec, task) for task in tasks])
+        yield from pool.imap_unordered(_run_one, [(spec, task, max_histories) for task in tasks])
 
 
-def _run_ray(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+def _run_ray(
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+) -> Iterator[tuple[Task, ShardArrays]]:
     try:
         import ray
     except ImportError:
@@ -85,7 +96,7 @@ def _run_ray(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Itera
             ray.init(num_cpus=workers, include_dashboard=False)
     try:
         remote = ray.remote(num_cpus=1)(_run_one)
-        pending = [remote.remote((spec, task)) for task in tasks]
+        pending = [remote.remote((spec, task, max_histories)) for task in tasks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])

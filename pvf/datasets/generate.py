@@ -44,6 +44,7 @@ from pvf.datasets.tasks import Task, context, plan_tasks
 from pvf.datasets.writer import join_shards, shard_matches, shard_values_valid, write_shard
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.outputs import check_output_file, disk_errors, output_lock
 
 MANIFEST = "manifest.json"
@@ -91,17 +92,27 @@ def generate(
     backend: str = "local",
     overwrite: bool = False,
     progress: bool = True,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> GenerationReport:
-    """Make (or finish) the dataset file `out` for `spec`; see the module docstring."""
+    """Make (or finish) the dataset file `out` for `spec`; see the module docstring.
+
+    max_histories: the game-size cap (not part of the file's identity)."""
     start = time.perf_counter()
     check_backend(workers, backend)
     out = check_output_file(out, "--out")
     with output_lock(out):
-        return _generate(spec, out, workers, backend, overwrite, progress, start)
+        return _generate(spec, out, workers, backend, overwrite, progress, max_histories, start)
 
 
 def _generate(
-    spec: GenerationSpec, out: Path, workers: int, backend: str, overwrite: bool, progress: bool, start: float
+    spec: GenerationSpec,
+    out: Path,
+    workers: int,
+    backend: str,
+    overwrite: bool,
+    progress: bool,
+    max_histories: int,
+    start: float,
 ) -> GenerationReport:
     parts = work_dir(out)
     tasks = plan_tasks(spec.num_trunks, spec.task_size)
@@ -110,7 +121,7 @@ def _generate(
             n = ds.num_samples
         seconds = time.perf_counter() - start
         return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, max_histories)
     features = build_feature_tables(ctx.tree)  # before any solving: a game too large for them fails now
     per_trunk = len(ctx.layout.public_states)
     resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
@@ -128,7 +139,7 @@ def _generate(
         disable=not progress,
         dynamic_ncols=True,
     ) as bar:
-        for task, arrays in run_tasks(spec, todo, workers, backend):
+        for task, arrays in run_tasks(spec, todo, workers, backend, max_histories):
             if not shard_values_valid(arrays):
                 raise PvfError(f"task {task.index} (trunks {task.trunk_lo}-{task.trunk_hi - 1}) produced non-finite "
                                f"or out-of-range values; try more --cfr-iterations or another game")

@@ -25,7 +25,7 @@ from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
-from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 
 
@@ -145,9 +145,9 @@ class GenerationContext:
 
 
 @lru_cache(maxsize=1)
-def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
+def context(game: str, depth: int, cfr_iterations: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> GenerationContext:
     """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
-    tree = build_public_tree(game)
+    tree = build_public_tree(game, max_histories=max_histories)
     max_depth = int(tree.depth.max())
     if depth > max_depth:
         raise PvfError(
@@ -162,9 +162,9 @@ def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
     return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
 
 
-def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
+def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, max_histories)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
