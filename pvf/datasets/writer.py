@@ -1,7 +1,8 @@
 """Writing PBS files: task shards, and the final file joined from them.
 
-Every file is written under a temporary name, flushed to disk and then
-renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
+Every file is built in memory (HDF5 crashes on a failed disk write; plain
+I/O raises an OSError), written under a temporary name, flushed to disk and
+then renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
 a resumed run sees either the whole file or none of it:
   1. `write_shard` stores one task's `ShardArrays` (plain datasets, its task
      and sizes as attributes) as its own small HDF5 file.
@@ -14,6 +15,7 @@ a resumed run sees either the whole file or none of it:
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -33,16 +35,18 @@ from pvf.games.features import FeatureTables
 
 @contextmanager
 def atomic_h5(path: Path) -> Iterator[h5py.File]:
-    """An HDF5 file written at `path`.tmp and renamed to `path` once closed and synced."""
+    """An HDF5 file built in memory, then written to `path`.tmp with plain I/O, synced and renamed
+    to `path`. HDF5 itself never writes to disk: a failed write inside HDF5 (full disk, file-size
+    limit) can crash the process, while a failed plain write is an OSError that leaves nothing behind."""
     tmp = path.with_name(path.name + ".tmp")
+    buffer = io.BytesIO()
     try:
-        with h5py.File(tmp, "w") as f:
+        with h5py.File(buffer, "w") as f:
             yield f
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with open(tmp, "wb") as out:
+            out.write(buffer.getbuffer())
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
