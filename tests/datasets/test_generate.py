@@ -56,7 +56,7 @@ def test_same_file_for_any_worker_count(tmp_path):
 
 @pytest.mark.ray
 def test_ray_backend_matches_local(tmp_path):
-    pytest.importorskip("ray")
+    """A local Ray instance (2 CPUs, no dashboard); ray is a dev dependency, so this never skips."""
     spec = small_spec(trunks=4, iterations=10, task_size=1)
     assert_same_samples(make(tmp_path / "local.h5", spec), make(tmp_path / "ray.h5", spec, workers=2, backend="ray"))
 
