@@ -3,7 +3,8 @@
 Every subcommand takes `--seed`; those that print results take `--json`.
 Bad input raises `PvfError`, printed as one line with exit status 2; a
 full disk while writing is one too (pvf.outputs). A closed stdout (`pvf
-solve ... --json | head -c 10`) ends the command quietly. `pvf train` hands
+solve ... --json | head -c 10`) ends the command quietly; SIGTERM is
+handled as Ctrl-C (temporary files and locks are removed, exit status 130). `pvf train` hands
 its arguments to Lightning's CLI unchanged.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 import pvf
@@ -39,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return train_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # clean up (temporary files, locks) as on Ctrl-C
     try:
         return int(args.func(args) or 0)
     except PvfError as exc:
@@ -51,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
         return 1
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -192,3 +192,18 @@ def test_reordered_parameters_reuse_a_finished_file(tmp_path):
     again = pvf_cmd("generate", "--game", reordered, *common, cwd=tmp_path)
     assert again.returncode == 0 and "is complete" in again.stdout
     assert pvf_cmd("solve", "kuhn_poker()", "--iterations", "10", "--json").stdout.startswith('{"game": "kuhn_poker"')
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--seed", str(2**70)], "seed 1180591620717411303424 is too large"),
+        (["--trunks", str(10**12)], "1,000,000,000,000 trunks need up to"),
+        (["--workers", "100000"], "100000 local workers"),
+    ],
+)
+def test_huge_generation_options_are_refused_before_work(tmp_path, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", "k.h5"]
+    assert_refused(pvf_here(capsys, *args, *extra), message)
+    assert listing(tmp_path) == []

@@ -27,6 +27,7 @@ from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 BACKENDS = ("local", "ray")
 _PARENT_POLL_SECONDS = 1.0
+_WORKERS_PER_CPU = 4  # more only costs memory (every worker builds the game) and time
 
 
 def run_tasks(
@@ -53,6 +54,12 @@ def check_backend(workers: int, backend: str) -> None:
     """PvfError unless `workers` ≥ 1 and `backend` is known."""
     if workers < 1:
         raise PvfError(f"the number of workers must be at least 1, got {workers}")
+    limit = _WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if backend == "local" and workers > limit:
+        raise PvfError(
+            f"{workers} local workers on {os.cpu_count()} CPUs: each worker holds the game in memory; "
+            f"use at most {limit} (or --backend ray on a cluster)"
+        )
     if backend not in BACKENDS:
         raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 

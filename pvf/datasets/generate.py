@@ -40,7 +40,8 @@ from tqdm import tqdm
 from pvf.datasets.backends import check_backend, run_tasks
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import Task, context, plan_tasks
+from pvf.datasets import schema
+from pvf.datasets.tasks import SampleLayout, Task, context, plan_tasks
 from pvf.datasets.writer import join_shards, shard_matches, shard_values_valid, write_shard
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
@@ -115,13 +116,15 @@ def _generate(
     start: float,
 ) -> GenerationReport:
     parts = work_dir(out)
-    tasks = plan_tasks(spec.num_trunks, spec.task_size)
+    num_tasks = -(-spec.num_trunks // spec.task_size)
     if _existing_file_is_complete(out, parts, spec, overwrite):
         with PBSDataset(out) as ds:
             n = ds.num_samples
         seconds = time.perf_counter() - start
-        return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
+        return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
     ctx = context(spec.game, spec.depth, spec.cfr_iterations, max_histories)
+    _check_dataset_fits(out, spec, ctx.layout)
+    tasks = plan_tasks(spec.num_trunks, spec.task_size)
     features = build_feature_tables(ctx.tree)  # before any solving: a game too large for them fails now
     per_trunk = len(ctx.layout.public_states)
     resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
@@ -164,6 +167,20 @@ def _generate(
         seconds,
         made / seconds if seconds > 0 else 0.0,
     )
+
+
+def _check_dataset_fits(out: Path, spec: GenerationSpec, layout: SampleLayout) -> None:
+    """PvfError before any work if the shards and the final file (uncompressed bound) exceed the free disk space."""
+    row_bytes = sum(dtype.itemsize for _, dtype in schema.ROW_DATASETS.values())
+    sample_bytes = sum(dtype.itemsize for _, dtype in schema.SAMPLE_DATASETS.values())
+    per_trunk = len(layout.player) * row_bytes + len(layout.public_states) * sample_bytes
+    need = 2 * spec.num_trunks * per_trunk
+    free = shutil.disk_usage(out.parent).free
+    if need > free:
+        raise PvfError(
+            f"{spec.num_trunks:,} trunks need up to {need / 1e9:,.1f} GB (shards and {out.name}), "
+            f"{free / 1e9:,.1f} GB are free next to {out}; use fewer --trunks or another --out"
+        )
 
 
 def _check_free_space(out: Path, shards: list[Path], resume: str) -> None:

@@ -21,6 +21,7 @@ from pvf.games.loading import canonical_game_string
 
 TARGET_PROFILES = ("average", "current")
 DEFAULT_TASK_SIZE = 50
+_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,9 @@ class GenerationSpec:
             raise PvfError(f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}")
         if self.task_size < 1:
             raise PvfError(f"the task size must be at least 1, got {self.task_size}")
+        for name in ("depth", "num_trunks", "cfr_iterations", "seed", "task_size"):
+            if getattr(self, name) > _INT64_MAX:  # stored as HDF5 int64 attributes
+                raise PvfError(f"{name} {getattr(self, name)} is too large (at most {_INT64_MAX})")
 
     def to_attrs(self) -> dict[str, Any]:
         """The spec as HDF5 root attributes / manifest entries (scalars and strings)."""

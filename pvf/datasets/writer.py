@@ -1,8 +1,8 @@
 """Writing PBS files: task shards, and the final file joined from them.
 
-Every file is built in memory (HDF5 crashes on a failed disk write; plain
-I/O raises an OSError), written under a temporary name, flushed to disk and
-then renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
+Every file is built in memory (HDF5 can crash on a failed disk write; plain
+I/O raises an OSError) unless its raw data exceed 1 GiB, written under a
+temporary name, flushed to disk and then renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
 a resumed run sees either the whole file or none of it:
   1. `write_shard` stores one task's `ShardArrays` (plain datasets, its task
      and sizes as attributes) as its own small HDF5 file.
@@ -33,20 +33,30 @@ from pvf.datasets.tasks import SampleLayout, ShardArrays, Task
 from pvf.games.features import FeatureTables
 
 
+IN_MEMORY_BYTES = 1 << 30  # final files up to this raw size are built in memory
+
+
 @contextmanager
-def atomic_h5(path: Path) -> Iterator[h5py.File]:
-    """An HDF5 file built in memory, then written to `path`.tmp with plain I/O, synced and renamed
-    to `path`. HDF5 itself never writes to disk: a failed write inside HDF5 (full disk, file-size
-    limit) can crash the process, while a failed plain write is an OSError that leaves nothing behind."""
+def atomic_h5(path: Path, in_memory: bool = True) -> Iterator[h5py.File]:
+    """An HDF5 file written at `path`.tmp, synced and renamed to `path`.
+
+    in_memory: build it in memory and write it with plain I/O, so HDF5 never writes to disk (a
+    failed write inside HDF5, on a full disk or past a file-size limit, can crash the process; a
+    failed plain write is an OSError). Otherwise HDF5 writes `path`.tmp itself (for files too
+    large for memory; the caller checks the free space first)."""
     tmp = path.with_name(path.name + ".tmp")
     buffer = io.BytesIO()
     try:
-        with h5py.File(buffer, "w") as f:
+        with h5py.File(buffer if in_memory else tmp, "w") as f:
             yield f
-        with open(tmp, "wb") as out:
-            out.write(buffer.getbuffer())
-            out.flush()
-            os.fsync(out.fileno())
+        if in_memory:
+            with open(tmp, "wb") as out:
+                out.write(buffer.getbuffer())
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -109,7 +119,8 @@ def join_shards(
             sizes.append((int(f.attrs["num_samples"]), int(f.attrs["num_rows"])))
     N = sum(n for n, _ in sizes)
     M = sum(m for _, m in sizes)
-    with atomic_h5(out) as f:
+    raw = sum(d.itemsize for _, d in schema.ROW_DATASETS.values()) * M + 24 * N
+    with atomic_h5(out, in_memory=raw <= IN_MEMORY_BYTES) as f:
         f.create_dataset(schema.LEAF_PUBLIC_STATES, data=np.asarray(leaf_public_states, dtype=np.int64))
         f.create_dataset(schema.FEATURES_PUBLIC, data=features.public, **schema.storage(features.public.shape))
         for n, path in enumerate(schema.FEATURES_PRIVATE):

@@ -170,3 +170,30 @@ def test_inspect_json_is_strict_json(leduc_file):
 
     summary = json.loads(proc.stdout, parse_constant=no_constants)
     assert summary["num_samples"] == 162
+
+
+def test_large_files_are_joined_on_disk(tmp_path, monkeypatch):
+    """Past IN_MEMORY_BYTES the final file is written by HDF5 directly: the same file."""
+    from pvf.datasets import writer
+
+    spec = small_spec(trunks=3, iterations=5, task_size=1)
+    reference = make(tmp_path / "ref.h5", spec)
+    monkeypatch.setattr(writer, "IN_MEMORY_BYTES", 0)
+    assert_same_samples(reference, make(tmp_path / "disk.h5", spec))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["disk.h5", "ref.h5"]
+
+
+def test_sigterm_removes_the_lock_and_keeps_the_shards(tmp_path):
+    spec = small_spec(trunks=400, iterations=10, task_size=1)
+    out = tmp_path / "t.h5"
+    proc = subprocess.Popen(_cmd(spec, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list(work_dir(out).glob("shard-*.h5"))) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.terminate()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in stderr
+    assert _error_lines(stderr) == ["pvf generate: interrupted"]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.h5.parts"]
+    assert not list(work_dir(out).glob("*.tmp"))
