@@ -118,6 +118,7 @@ def test_fallback_tables_stay_small(monkeypatch):
     _assert_infostates_distinct(tree, tables)
 
 
+@pytest.mark.slow  # 14 s; test_fallback_tables_stay_small runs the same code on Leduc by default
 def test_liars_dice_without_observers_fits_in_memory():
     """Liar's Dice (one die of 6 faces each) has no public observer: 151,518 public states,
     34,056 on one level; its one-hot table would take 19 GiB."""
