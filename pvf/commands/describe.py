@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         mark = "" if s.decisions_before else "  (no decision before)"
         print(f"{s.depth:>4} {s.public_states:>14,} {s.infostates[0]:>14,} ({s.max_infostates[0]:>6,}) "
               f"{s.infostates[1]:>14,} ({s.max_infostates[1]:>6,}) {s.histories:>10,}{mark}")
+    if not sizes:
+        print("no move after the first has a non-terminal public state: there is no depth to generate at")
     for w in warnings:
         print(f"warning: {w}")
     return 0

@@ -151,12 +151,14 @@ def context(game: str, depth: int, cfr_iterations: int, max_histories: int = DEF
     max_depth = int(tree.depth.max())
     if depth > max_depth:
         raise PvfError(
-            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); choose a smaller depth"
+            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); "
+            f"`pvf describe '{tree.game_string}'` lists the possible depths"
         )
     trunk = build_sequence_game(tree, depth_limit=depth)
     if not trunk.has_leaves:
         raise PvfError(
-            f"{tree.game_string} has no non-terminal public state at move number {depth}; choose a smaller depth"
+            f"{tree.game_string} has no non-terminal public state at move number {depth}; "
+            f"`pvf describe '{tree.game_string}'` lists the possible depths"
         )
     solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations)
     return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
