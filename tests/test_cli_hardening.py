@@ -129,14 +129,25 @@ def test_output_paths_are_checked_before_any_work(tmp_path, monkeypatch, capsys,
 
 
 def test_unwritable_directory(tmp_path):
-    """A read-only directory (chmod is no obstacle to root, so root gets /proc above instead)."""
+    """A read-only directory: by permissions, or (root ignores those) a read-only tmpfs where we may mount one."""
     import os
 
-    if os.geteuid() == 0:
-        pytest.skip("root writes anywhere; /proc covers this case")
     ro = tmp_path / "ro"
     ro.mkdir(mode=0o555)
-    assert_refused(pvf_cmd("solve", "kuhn_poker", "--save-policy", str(ro / "p.json")), "cannot write in", "Permission denied")
+    mounted = False
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)],
+                                 capture_output=True).returncode == 0
+        if not mounted:
+            pytest.skip("root ignores permissions and cannot mount a read-only tmpfs here")
+    try:
+        for args in (["solve", "kuhn_poker", "--save-policy", str(ro / "p.json")],
+                     ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", str(ro / "x.h5")]):
+            assert_refused(pvf_cmd(*args), f"cannot write in {ro}")
+        assert listing(ro) == []
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(ro)], check=True)
 
 
 def test_inspect_a_directory(tmp_path, capsys):
