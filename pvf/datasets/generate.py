@@ -98,7 +98,7 @@ def generate(
         return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
     if not out.parent.is_dir():
         raise PvfError(f"directory {out.parent} does not exist; create it or choose another --out")
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver)
     per_trunk = len(ctx.layout.public_states)
     _prepare_work_dir(parts, spec, overwrite)
     todo = [t for t in tasks if not shard_matches(shard_path(parts, t), t)]

@@ -132,7 +132,7 @@ class GenerationContext:
 
 
 @lru_cache(maxsize=1)
-def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
+def context(game: str, depth: int, cfr_iterations: int, solver: str = "cfr+") -> GenerationContext:
     """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
     tree = build_public_tree(game)
     max_depth = int(tree.depth.max())
@@ -145,13 +145,13 @@ def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
         raise PvfError(
             f"{tree.game_string} has no non-terminal public state at move number {depth}; choose a smaller depth"
         )
-    solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations)
-    return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
+    leaf_solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations, solver)
+    return GenerationContext(tree, trunk, leaf_solver, SampleLayout.of_trunk(trunk))
 
 
 def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))

@@ -32,7 +32,11 @@ named annealed schedules are relative to the payoff scale s = max|A|
 payoff scale; in these units OpenSpiel's default stepsize is e = a. With
 root beliefs, each problem's α and η are also rescaled as if the opponent's
 beliefs had maximum 1: the iterates do not depend on the scale of either
-belief vector, and the full game (beliefs 1) is unchanged.
+belief vector, and the full game (beliefs 1) is unchanged. A game rooted at
+several public states (the union of leaf subgames that dataset targets
+solve at once) is several independent games: s and the belief scale are
+taken per root public state, so each subgame follows exactly the iterates
+it would follow alone.
 
 Result. `mmd` returns a `CFRResult` whose *average_* fields hold the last
 iterate (MMD's solution): `average_strategy` is the current behaviour
@@ -78,8 +82,8 @@ class Schedule:
         if self.stepsize is None and self.alpha == 0:
             raise PvfError("MMD with alpha 0 needs an explicit stepsize (the default stepsize is proportional to alpha)")
 
-    def at(self, t: int, scale: float) -> tuple[float, float]:
-        """(α_t, η_t) for a game whose payoff scale max|A| is `scale`."""
+    def at(self, t: int, scale: float | np.ndarray) -> tuple[float | np.ndarray, float | np.ndarray]:
+        """(α_t, η_t) for a game whose payoff scale max|A| is `scale` (a float, or one per component)."""
         u = scale if self.relative else 1.0
         alpha = self.alpha * u / t**self.alpha_decay
         if self.stepsize is None:
@@ -147,10 +151,11 @@ def _prox_step(
     """One dilated-entropy MMD step for one player, bottom-up; returns (strategy, log strategy), both [S, B].
 
     q: [S, B] immediate sequence values; logp: [S, B] log π_t (0 on roots and frozen rows);
-    alpha, eta: [1, B].
+    alpha, eta: [1, B] or [S, B].
     """
     k = 1.0 / (1.0 + eta * alpha)
     h = k * (eta * q + logp)
+    per_row = k.shape[0] > 1
     strat = np.ones_like(q)
     new_logp = np.zeros_like(q)
     for lv in reversed(seqs.levels):
@@ -164,7 +169,8 @@ def _prox_step(
         if frozen is not None:
             sl = slice(lv.seq_lo, lv.seq_hi)
             sigma = frozen.sigma[sl]
-            v_frozen = np.add.reduceat(sigma * block, lv.starts, axis=0) + (1.0 - k) * frozen.entropy[lv.info_lo : lv.info_hi]
+            k_info = k[sl][lv.starts] if per_row else k
+            v_frozen = np.add.reduceat(sigma * block, lv.starts, axis=0) + (1.0 - k_info) * frozen.entropy[lv.info_lo : lv.info_hi]
             v = np.where(frozen.info_mask[lv.info_lo : lv.info_hi], v_frozen, v)
             strat[sl] = np.where(frozen.seq_mask[sl], sigma, strat[sl])
             new_logp[sl] = np.where(frozen.seq_mask[sl], 0.0, new_logp[sl])
@@ -177,9 +183,44 @@ def _prox_step(
 
 def payoff_scale(game: SequenceGame) -> float:
     """max|A| of the (sub)game, 1 where it has no terminal payoffs."""
-    data = game.payoff.data
-    scale = float(np.max(np.abs(data))) if data.size else 0.0
-    return scale if scale > 0 else 1.0
+    return float(_Components(game).payoff_scale.max())
+
+
+class _Components:
+    """The independent games under a root: one per public state of the root infostates.
+
+    of_sequence: per player [S_n] component of each sequence.
+    of_root: per player [R_n] component of each root sequence.
+    payoff_scale: [K] max|A| over each component's payoffs (1 where it has none).
+    """
+
+    def __init__(self, game: SequenceGame):
+        tree = game.tree
+        publics = [tree.infostate_public_state[n][p.root_infostates] for n, p in enumerate(game.players)]
+        labels = np.unique(np.concatenate(publics))
+        self.count = len(labels)
+        self.of_root = [np.searchsorted(labels, ps) for ps in publics]
+        self.of_sequence = []
+        for p, roots in zip(game.players, self.of_root):
+            comp = np.empty(p.num_sequences, dtype=np.int64)
+            comp[: p.num_roots] = roots
+            for lv in p.levels:
+                comp[lv.seq_lo : lv.seq_hi] = comp[lv.seq_parent]
+            self.of_sequence.append(comp)
+        coo = game.payoff.tocoo()
+        scale = np.zeros(self.count)
+        np.maximum.at(scale, self.of_sequence[0][coo.row], np.abs(coo.data))
+        self.payoff_scale = np.where(scale > 0, scale, 1.0)
+
+    def belief_scale(self, n: int, beliefs: np.ndarray) -> np.ndarray:
+        """[K, B] each component's largest root belief of player n, 1 where all are zero."""
+        m = np.zeros((self.count, beliefs.shape[1]))
+        np.maximum.at(m, self.of_root[n], beliefs)
+        return np.where(m > 0, m, 1.0)
+
+    def per_sequence(self, n: int, values: np.ndarray) -> np.ndarray:
+        """[1, B] or [S_n, B] a [K, B] array on player n's sequences."""
+        return values if self.count == 1 else values[self.of_sequence[n]]
 
 
 def mmd(
@@ -207,9 +248,10 @@ def mmd(
     p1, p2 = game.players
     leaves = _Leaves(game, leaf_evaluator)
     parts = [None if f is None or not np.any(f.mask) else _FrozenPart(p, f, B) for p, f in zip(game.players, frozen)]
-    scale = payoff_scale(game)
-    # Per problem, the opponent's largest belief: q scales with it (module docstring, "Units").
-    opp_scale = [_max_or_one(b2), _max_or_one(b1)]
+    comps = _Components(game)
+    scale = comps.payoff_scale[:, None]  # [K, 1]
+    # Per problem and component, the opponent's largest belief: q scales with it (module docstring, "Units").
+    opp_scale = [comps.belief_scale(1, b2), comps.belief_scale(0, b1)]  # [K, B]
     strat, logp = [], []
     for p, part in zip(game.players, parts):
         s = uniform_strategy(p, B)
@@ -229,7 +271,9 @@ def mmd(
             if leaf is not None:
                 q[n] += leaf[n]
             c = opp_scale[n]
-            strat[n], logp[n] = _prox_step(game.players[n], q[n], logp[n], alpha * c, eta / c, parts[n])
+            a_n = comps.per_sequence(n, alpha * c)
+            e_n = comps.per_sequence(n, eta / c)
+            strat[n], logp[n] = _prox_step(game.players[n], q[n], logp[n], a_n, e_n, parts[n])
         if callback is not None:
             callback(t)
     x = realization_plan(p1, strat[0], b1)
@@ -243,9 +287,3 @@ def mmd(
         value=value,
         iterations=iterations,
     )
-
-
-def _max_or_one(beliefs: np.ndarray) -> np.ndarray:
-    """[1, B] each problem's largest root belief, 1 where all are zero."""
-    m = beliefs.max(axis=0, keepdims=True)
-    return np.where(m > 0, m, 1.0)
