@@ -15,8 +15,9 @@ profile (x_t, y_t):
          h(I,a) = [η q(I,a) + log π_t(a|I)] / (1 + ηα) + Σ_{J below (I,a)} V(J)
          V(I)   = log Σ_a exp h(I,a)
          π_{t+1}(·|I) = softmax h(I,·)
-     i.e. per decision point π' ∝ [π · exp(η Q)]^(1/(1+ηα)) with Q the
-     soft (entropy-regularised) counterfactual values of the subtrees.
+     i.e. per decision point π' ∝ [π · exp(η Q)]^(1/(1+ηα)) with
+     Q(I,a) = q(I,a) + (1+ηα)/η · Σ_J V(J) the soft (entropy-regularised)
+     counterfactual value of (I,a).
 This is OpenSpiel's `MMDDilatedEnt.update_sequences` (mmd_dilated.py), whose
 gradient log(x(I,a)/x(p(I))) + 1 − |children| is log π_t(a|I) plus
 constants that cancel in V; its payoff matrix is A, its default stepsize
