@@ -71,6 +71,20 @@ def test_fixed_alpha_converges_to_openspiels_qre_kuhn(kuhn):
         np.testing.assert_allclose(ours.average_strategy[n][0], theirs[n], atol=1e-6)
 
 
+def test_alternating_updates_converge_to_the_same_qre(kuhn):
+    """Alternating steps have the simultaneous update's fixed points: OpenSpiel's alpha-QRE."""
+    game = build_sequence_game(kuhn)
+    reference = MMDDilatedEnt(kuhn.loaded.sequential, alpha=0.1)
+    for _ in range(400):
+        reference.update_sequences()
+    ours = mmd(game, 400, schedule=Schedule(alpha=0.1, alternating=True))
+    theirs = _from_openspiel(game, reference.get_policies())
+    for n in (0, 1):
+        np.testing.assert_allclose(ours.average_strategy[n][0], theirs[n], atol=1e-6)
+    first = mmd(game, 1, schedule=Schedule(alpha=0.1, alternating=True)).average_strategy[1][0]
+    assert not np.allclose(first, mmd(game, 1, schedule=Schedule(alpha=0.1)).average_strategy[1][0])
+
+
 def test_fixed_alpha_reaches_openspiels_fixed_point_leduc(leduc):
     """pvf's converged profile is a fixed point of OpenSpiel's update, with zero regularised gap."""
     game = build_sequence_game(leduc)
@@ -96,9 +110,9 @@ def test_fixed_alpha_converges_to_openspiels_qre_leduc(leduc):
         np.testing.assert_allclose(ours.average_strategy[n][0], theirs[n], atol=1e-6)
 
 
-@pytest.mark.parametrize("game_string, final", [(KUHN, 0.01), (LEDUC, 0.14)])
+@pytest.mark.parametrize("game_string, final", [(KUHN, 0.002), (LEDUC, 0.03)])
 def test_default_schedule_nash_conv_decreases(game_string, final):
-    """Judged by OpenSpiel's nash_conv; measured after 1,000 iterations: Kuhn 0.0051, Leduc 0.131 (README)."""
+    """Judged by OpenSpiel's nash_conv; measured after 1,000 iterations: Kuhn 0.0010, Leduc 0.0188 (README)."""
     tree = cached_tree(game_string)
     game = build_sequence_game(tree)
     figures = []
@@ -167,8 +181,8 @@ def test_trunk_with_exact_leaf_values_converges(kuhn):
     full_figure = nash_conv(full, _strategies(mmd(full, 300)))[0]
     trunk = build_trunk(kuhn, depth=3)
     oracle = solve_and_evaluate(trunk, ExactEvaluator(trunk), 300, solver=get_solver("mmd"))
-    assert full_figure < 0.03
-    assert oracle.exploitability.exploitability < 0.03
+    assert full_figure < 0.003  # measured 0.0018
+    assert oracle.exploitability.exploitability < 2 * full_figure  # measured 0.0011
 
 
 def test_registry_and_schedule_errors():
