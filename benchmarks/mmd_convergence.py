@@ -1,10 +1,10 @@
 """NashConv against iterations on Leduc: pvf's MMD (its schedules) against pvf's CFR+.
 
-Curves: MMD's last iterate under the default "sqrt" schedule, under the
-update-equivalence paper's "paper" (α_t = η_t = 1/√t, relative units), under
-a constant stepsize with α_t annealed (best at 1,000 iterations, unstable
-after) and under a fixed α (OpenSpiel's units and default stepsize); CFR+'s
-average and last iterate. Each point is a fresh run of that many iterations; NashConv
+Curves: MMD's last iterate under the default "alternating" schedule, the
+simultaneous "sqrt", the update-equivalence paper's "paper" (α_t = η_t =
+1/√t, relative units), a constant stepsize with α_t annealed (unstable after
+about 2,000 iterations) and a fixed α (OpenSpiel's units and default
+stepsize); CFR+'s average and last iterate. Each point is a fresh run of that many iterations; NashConv
 is pvf's exact best response (checked against pyspiel.nash_conv at 1,000
 iterations, printed). Writes CSV and PNG (default docs/figures/mmd/).
 
@@ -34,7 +34,8 @@ CONSTANT_STEPSIZE = Schedule(alpha=0.5, stepsize=0.25, alpha_decay=0.5, relative
 
 def curves(game, points: list[int]) -> dict[str, list[float]]:
     runs = {
-        "MMD sqrt (default)": lambda t: _solution(mmd(game, t)),
+        "MMD alternating (default)": lambda t: _solution(mmd(game, t)),
+        "MMD sqrt (simultaneous)": lambda t: _solution(mmd(game, t, schedule=make_schedule("sqrt"))),
         "MMD paper": lambda t: _solution(mmd(game, t, schedule=make_schedule("paper"))),
         "MMD constant stepsize": lambda t: _solution(mmd(game, t, schedule=CONSTANT_STEPSIZE)),
         f"MMD fixed alpha {FIXED_ALPHA}": lambda t: _solution(mmd(game, t, schedule=make_schedule("fixed", alpha=FIXED_ALPHA))),
