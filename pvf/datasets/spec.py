@@ -2,11 +2,11 @@
 
 A `GenerationSpec` is everything the samples depend on: game, depth,
 number of trunks, CFR+ iterations, seed, sampling mix, which profile the
-`target` dataset holds, the task size (the fixed grouping of trunks
-into CFR+ batches) and the leaf solver (CFR+ or MMD). Workers, backend and wall time are not part of it: they
-change how fast a file is made, never what is in it. The spec is written
-as the work directory's manifest and as the file's root attributes, and a
-rerun is accepted only against the same spec.
+`target` dataset holds, the task size (the fixed grouping of trunks into
+CFR+ batches) and the leaf solver (CFR+ or MMD). Workers, backend and wall
+time are not part of it: they change how fast a file is made, never what is
+in it. The spec is written as the work directory's manifest and as the
+file's root attributes, and a rerun is accepted only against the same spec.
 """
 
 from __future__ import annotations
