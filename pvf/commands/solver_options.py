@@ -16,8 +16,8 @@ def add_solver_arguments(p: argparse.ArgumentParser, schedule_options: bool = Tr
     """--solver, and (if `schedule_options`) MMD's --schedule, --alpha, --stepsize."""
     p.add_argument("--solver", default="cfr+", help="cfr+ (average strategy) or mmd (magnetic mirror descent, last iterate); default cfr+")
     if schedule_options:
-        p.add_argument("--schedule", default=None, help="mmd: alternating (default), sqrt, paper or fixed (needs --alpha)")
-        p.add_argument("--alpha", type=float, default=None, help="mmd: temperature; fixed: OpenSpiel's alpha, annealed: the constant a of alpha_t")
+        p.add_argument("--schedule", default=None, help="mmd: alternating (default), sqrt, paper, or fixed (the default when --alpha is given)")
+        p.add_argument("--alpha", type=float, default=None, help="mmd: temperature; fixed: OpenSpiel's alpha, named schedules: the constant a of alpha_t")
         p.add_argument("--stepsize", type=float, default=None, help="mmd: stepsize (fixed: default alpha/max|A|^2 as OpenSpiel)")
 
 

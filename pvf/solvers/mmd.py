@@ -118,8 +118,12 @@ SCHEDULE_NAMES = ("fixed", *SCHEDULES)
 
 
 def make_schedule(name: str | None = None, alpha: float | None = None, stepsize: float | None = None) -> Schedule:
-    """A named schedule, or "fixed" with `alpha`; `alpha`/`stepsize` override a named schedule's constants."""
-    name = DEFAULT_SCHEDULE if name is None else name
+    """A named schedule, or "fixed" with `alpha`; `alpha`/`stepsize` override a named schedule's constants.
+
+    Without a name: "fixed" if `alpha` is given (OpenSpiel's MMDDilatedEnt(alpha, stepsize)), else the default.
+    """
+    if name is None:
+        name = "fixed" if alpha is not None else DEFAULT_SCHEDULE
     if name == "fixed":
         if alpha is None:
             raise PvfError("the fixed MMD schedule needs an alpha (e.g. --alpha 0.05)")

@@ -193,6 +193,8 @@ def test_registry_and_schedule_errors():
         make_schedule("linear")
     with pytest.raises(PvfError, match="needs an alpha"):
         make_schedule("fixed")
+    assert make_schedule(alpha=0.05) == Schedule(alpha=0.05)  # --alpha alone: OpenSpiel's fixed-alpha MMD
+    assert make_schedule(stepsize=5.0).alternating
     with pytest.raises(PvfError, match="stepsize must be finite and positive"):
         make_schedule("fixed", alpha=0.1, stepsize=-1.0)
     with pytest.raises(PvfError, match="alpha 0 needs an explicit stepsize"):
