@@ -26,6 +26,7 @@ from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
 from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.solvers.registry import DEFAULT_SOLVER
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 
 
@@ -132,7 +133,7 @@ class GenerationContext:
 
 
 @lru_cache(maxsize=1)
-def context(game: str, depth: int, cfr_iterations: int, solver: str = "cfr+") -> GenerationContext:
+def context(game: str, depth: int, cfr_iterations: int, solver: str = DEFAULT_SOLVER) -> GenerationContext:
     """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
     tree = build_public_tree(game)
     max_depth = int(tree.depth.max())
