@@ -1,6 +1,6 @@
 """`pvf evaluate`: trunk exploitability of a trained value function, and sparse-trunk sweeps.
 
-    pvf evaluate --checkpoint C [--game G --depth D] [--iterations 100] [--save-policy F.json] [--json]
+    pvf evaluate --checkpoint C [--game G --depth D] [--iterations 100] [--solver mmd] [--save-policy F.json] [--json]
     pvf evaluate sparse --checkpoint C [C ...] [--fractions 1.0,0.9,...,0.1] [--seeds 0,1,...] [--out DIR] [--json]
 
 The first solves the trunk from the initial state to the net's training
@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 
 from pvf.commands import require_positive
+from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.errors import PvfError
 from pvf.outputs import check_output_dir, check_output_file, disk_errors
 
@@ -29,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--checkpoint", help="value-function checkpoint written by `pvf train`")
     _common(p)
+    add_solver_arguments(p)
     p.add_argument("--save-policy", metavar="F.json", help="write the trunk strategy {infostate: {action: prob}}")
     p.add_argument("--skip-oracle", action="store_true", help="skip the exact-oracle baseline (the slowest part)")
     p.set_defaults(func=run, mode=None)
@@ -67,10 +69,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.checkpoint:
         raise PvfError("pass --checkpoint C (a value function written by `pvf train`)")
     require_positive(args, "iterations")
+    solver = solver_from_args(args)
     if args.save_policy is not None:
         check_output_file(args.save_policy, "--save-policy")
-    report = evaluate_network(load_network(args.checkpoint, args.game, args.depth), args.iterations, oracle=not args.skip_oracle)
-    out = report.as_dict()
+    network = load_network(args.checkpoint, args.game, args.depth)
+    report = evaluate_network(network, args.iterations, oracle=not args.skip_oracle, solver=solver)
+    out = {**report.as_dict(), "solver": args.solver}
     if args.save_policy:
         with disk_errors(args.save_policy):
             save_policy(report.policy(), args.save_policy)
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
         return 0
     print(f"game                 {out['game']}")
-    print(f"trunk                initial state to move {out['depth']}, {out['iterations']} CFR+ iterations")
+    print(f"trunk                initial state to move {out['depth']}, {out['iterations']} {args.solver} iterations")
     print(f"value function       {out['checkpoint']} ({out['architecture']})")
     print(f"convention           {CONVENTION}")
     print(f"{'leaf evaluator':<20} {'NashConv':>12} {'OpenSpiel':>12} {'solve s':>9}")

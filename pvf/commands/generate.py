@@ -1,8 +1,9 @@
-"""`pvf generate`: a PBS dataset (random trunk strategies, CFR+ targets) as one HDF5 file.
+"""`pvf generate`: a PBS dataset (random trunk strategies, CFR+ or MMD targets) as one HDF5 file.
 
 Samples every non-terminal public state at move number --depth under
 --trunks random trunk strategies, solves each PBS's subgame with
---cfr-iterations of CFR+ (many PBSs per batch) and writes the file of
+--cfr-iterations of CFR+ (many PBSs per batch; `--solver mmd`: of MMD,
+its last iterate, recorded in the file's `solver` attribute) and writes the file of
 docs/hdf5_schema.md. Killed runs resume: run the same command again. The
 same --seed gives the same samples for any --workers or --backend.
 """
@@ -13,6 +14,7 @@ import argparse
 import json
 
 from pvf.commands import require_positive
+from pvf.commands.solver_options import add_solver_arguments
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=int, required=True, help="move number of the trunk's leaf public states (Leduc: 7, Goofspiel-5: 2)")
     p.add_argument("--trunks", type=int, required=True, help="number of random trunk strategies (paper: 1000)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf subgame (default 100, as the paper)")
+    add_solver_arguments(p, schedule_options=False)
     p.add_argument("--out", required=True, metavar="F.h5", help="output file; its work directory is F.h5.parts")
     p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local", help="local process pool or Ray (RAY_ADDRESS, else a local instance)")
@@ -56,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingConfig(**mix),
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
+        solver=args.solver,
     )
     report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
                       max_histories=args.max_histories)

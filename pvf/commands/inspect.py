@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     attrs = summary["attrs"]
     print(f"file                 {summary['path']}")
-    for key in ("schema", "schema_version", "game", "depth", "num_trunks", "cfr_iterations", "seed", "target", "task_size", "pvf_version", "created"):
+    for key in ("schema", "schema_version", "game", "depth", "num_trunks", "cfr_iterations", "solver", "seed", "target", "task_size", "pvf_version", "created"):
         print(f"{key:<21}{attrs[key]}")
     print(f"{'sampling':<21}{json.dumps(attrs['sampling'], sort_keys=True)}")
     feats = attrs["features"]

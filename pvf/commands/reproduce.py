@@ -31,6 +31,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
     p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
+    p.add_argument("--solver", choices=("cfr+", "mmd"), default="cfr+",
+                   help="targets' solver: cfr+ (default) or mmd (its last iterate; data files get -mmd)")
+    p.add_argument("--target", choices=("average", "current"), default="average",
+                   help="train on CFR+'s average profile (default) or last iterate (checkpoints get -current)")
     p.add_argument("--max-steps", type=int, default=131072, help="training steps (default 131072 = 2048 x 64)")
     p.add_argument("--eval-every", type=int, default=64, help="fig3: steps between trunk-exploitability measurements (default 64)")
     p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
@@ -76,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
         trunks=args.trunks,
         cfr_iterations=args.cfr_iterations,
+        solver=args.solver,
+        target=args.target,
         max_steps=args.max_steps,
         eval_every=args.eval_every,
         batch_size=args.batch_size,

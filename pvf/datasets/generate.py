@@ -122,7 +122,7 @@ def _generate(
             n = ds.num_samples
         seconds = time.perf_counter() - start
         return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations, max_histories)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
     _check_dataset_fits(out, spec, ctx.layout)
     tasks = plan_tasks(spec.num_trunks, spec.task_size)
     features = build_feature_tables(ctx.tree)  # before any solving: a game too large for them fails now

@@ -110,6 +110,7 @@ class PBSDataset:
         if missing:
             raise PvfError(f"{self.path}: missing root attributes {', '.join(missing)}")
         attrs = {k: schema.ATTRS[k](raw[k]) for k in schema.ATTRS}
+        attrs.update({k: kind(raw.get(k, absent)) for k, (kind, absent) in schema.OPTIONAL_ATTRS.items()})
         if not attrs["complete"]:
             raise PvfError(f"{self.path}: incomplete file (generation did not finish); rerun pvf generate")
         return attrs

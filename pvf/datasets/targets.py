@@ -1,4 +1,4 @@
-"""Counterfactual-value targets of PBSs: batched CFR+ on the leaf subgames.
+"""Counterfactual-value targets of PBSs: batched CFR+ (or MMD) on the leaf subgames.
 
 The leaf subgames of a trunk (the value-solving games rooted at its leaf
 public states) are disjoint, so they are solved together as one game:
@@ -16,6 +16,7 @@ public states) are disjoint, so they are solved together as one game:
      the average profile, and under the last iterate (the authors' choice).
      They carry chance and opponent reach (DESIGN.md), so for each PBS
      Σ b₁·v₁ + Σ b₂·v₂ = 0.
+With solver "mmd" both targets are MMD's last iterate (it has no average).
 The batch is the speed: one sparse × dense product per iteration and player
 serves all B × L PBSs. Which trunks share a batch is fixed by the caller
 (`pvf.datasets.tasks`), so results are reproducible to the bit.
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvf.games.public_tree import TERMINAL, PublicTree
-from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.registry import DEFAULT_SOLVER, get_solver
 from pvf.solvers.sequence_form import build_sequence_game
 
 
@@ -54,9 +55,10 @@ class LeafSolver:
         the column order of beliefs and targets.
     """
 
-    def __init__(self, tree: PublicTree, public_states: np.ndarray, iterations: int):
+    def __init__(self, tree: PublicTree, public_states: np.ndarray, iterations: int, solver: str = DEFAULT_SOLVER):
         self.tree = tree
         self.iterations = iterations
+        self.solver = get_solver(solver)
         self.public_states = np.asarray(public_states, dtype=np.int64)
         roots = np.flatnonzero(np.isin(tree.public_state, self.public_states) & (tree.player != TERMINAL))
         self.game = build_sequence_game(tree, root_histories=roots, root_weights=tree.chance_reach[roots])
@@ -75,7 +77,7 @@ class LeafSolver:
             b = np.zeros((beliefs[n].shape[0], self.game.players[n].num_roots))
             b[:, self._root_of[n]] = beliefs[n]
             roots.append(b)
-        result = cfr_plus(self.game, self.iterations, root_beliefs=(roots[0], roots[1]))
+        result = self.solver(self.game, self.iterations, root_beliefs=(roots[0], roots[1]))
         return PBSTargets(
             average=tuple(result.root_values[n][:, self._root_of[n]] for n in (0, 1)),
             current=tuple(result.current_root_values[n][:, self._root_of[n]] for n in (0, 1)),

@@ -26,6 +26,7 @@ from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
+from pvf.solvers.registry import DEFAULT_SOLVER
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 
 
@@ -145,7 +146,9 @@ class GenerationContext:
 
 
 @lru_cache(maxsize=1)
-def context(game: str, depth: int, cfr_iterations: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> GenerationContext:
+def context(
+    game: str, depth: int, cfr_iterations: int, solver: str = DEFAULT_SOLVER, max_histories: int = DEFAULT_MAX_HISTORIES
+) -> GenerationContext:
     """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
     tree = build_public_tree(game, max_histories=max_histories)
     max_depth = int(tree.depth.max())
@@ -160,13 +163,13 @@ def context(game: str, depth: int, cfr_iterations: int, max_histories: int = DEF
             f"{tree.game_string} has no non-terminal public state at move number {depth}; "
             f"`pvf describe '{tree.game_string}'` lists the possible depths"
         )
-    solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations)
-    return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
+    leaf_solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations, solver)
+    return GenerationContext(tree, trunk, leaf_solver, SampleLayout.of_trunk(trunk))
 
 
 def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations, max_histories)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))

@@ -58,6 +58,9 @@ class ReproduceConfig:
     games: short names from GAMES.
     seeds: the seeds s (each: its own dataset, training run and tie-breaking).
     trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
+    solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
+    target: the profile trained on, "average" or "current" (CFR+'s last
+        iterate, stored in every file; "-current" in checkpoint names).
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
@@ -72,6 +75,8 @@ class ReproduceConfig:
     seeds: tuple[int, ...] = tuple(range(10))
     trunks: int = 1000
     cfr_iterations: int = 100
+    solver: str = "cfr+"
+    target: str = "average"
     max_steps: int = 131072
     eval_every: int = 64
     batch_size: int = 64
@@ -137,9 +142,13 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
 
 def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
     """The PBS file of (game, depth, seed), generated unless already complete."""
-    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}-seed{seed}.h5"
+    variant = "" if config.solver == "cfr+" else f"-{config.solver}"
+    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
     path.parent.mkdir(parents=True, exist_ok=True)
-    spec = GenerationSpec(game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed)
+    spec = GenerationSpec(
+        game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed,
+        solver=config.solver,
+    )
     generate(spec, path, workers=config.workers, progress=config.progress)
     return path
 
@@ -147,6 +156,8 @@ def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
 def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
     """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
     stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
+    if config.target != "average":
+        stem += f"-{config.target}"
     if config.lr_schedule != "constant":
         stem += f"-{config.lr_schedule}"
     checkpoint = config.out / "checkpoints" / f"{stem}.ckpt"
@@ -156,7 +167,7 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
         return TrainingRun(str(checkpoint), _read_history(history_path))
     run = train_value_function(
         data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
-        config.accelerator, lr_schedule=config.lr_schedule,
+        config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
     )
     write_csv(run.history, history_path)
     return run

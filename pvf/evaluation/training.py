@@ -45,16 +45,18 @@ def train_value_function(
     batch_size: int = 64,
     progress: bool = False,
     accelerator: str = "cpu",
+    target: str = "average",
     **model_args: Any,
 ) -> TrainingRun:
     """Train `architecture` on `data` for `max_steps` steps and save it to `checkpoint`.
 
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
+    target: the profile whose values are trained on, "average" or "current" (PbsDataModule).
     model_args: the module's own arguments (e.g. lr, num_layers, basis_layers).
     """
     pl.seed_everything(seed, verbose=False)
-    datamodule = PbsDataModule(str(data), batch_size=batch_size, split_seed=seed)
+    datamodule = PbsDataModule(str(data), batch_size=batch_size, split_seed=seed, target=target)
     module = MODULES[architecture](layout=datamodule.layout.to_dict(), **model_args)
     callback = TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
     trainer = pl.Trainer(
