@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from pvf.evaluation.networks import Network, network_evaluator
+from pvf.evaluation.networks import Network
 from pvf.games.features import FeatureTables
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories, solve_sparse_trunk, uniform_exploitability
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
@@ -81,7 +81,7 @@ def run_sweep(
         result = solve_sparse_trunk(
             setting,
             kept,
-            lambda trunk: network_evaluator(trunk, network.net, network.architecture, network.meta.layout, features),
+            lambda trunk: network.evaluator(trunk, features),
             iterations,
         )
         rows.append(
