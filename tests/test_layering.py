@@ -1,0 +1,98 @@
+"""Package layering: solvers are numpy/scipy only, the reader is light, no package imports in a cycle.
+
+The import graph is read from the source (every `import pvf.x` / `from pvf.x
+import`, lazy ones inside functions included), so a test fails as soon as a
+module reaches across a layer, not only when the import happens to run.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PVF = ROOT / "pvf"
+
+# What each package may import from pvf (besides itself and pvf.errors). Lower layers first.
+ALLOWED = {
+    "games": set(),
+    "solvers": {"games"},
+    "datasets": {"games", "solvers"},
+    "nets": set(),
+    "valuefn": {"games", "solvers", "datasets", "nets"},
+    "trainers": {"games", "solvers", "datasets", "nets", "valuefn"},
+    "experiments": {"games", "solvers", "datasets", "nets", "valuefn"},
+    "evaluation": {"games", "solvers", "datasets", "nets", "valuefn", "trainers"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """Dotted pvf modules imported anywhere in the file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pvf"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pvf"):
+            found.add(node.module)
+    return found
+
+
+def _third_party(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_packages_import_only_lower_layers(package):
+    for path in sorted((PVF / package).glob("*.py")):
+        for module in _imports(path):
+            parts = module.split(".")
+            if len(parts) < 2 or parts[1] in (package, "errors"):
+                continue
+            assert parts[1] in ALLOWED[package], f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_the_layers_form_no_cycle():
+    seen, done = set(), set()
+
+    def visit(package, stack):
+        assert package not in stack, f"cycle: {' -> '.join([*stack, package])}"
+        if package in done:
+            return
+        for dep in ALLOWED[package]:
+            visit(dep, [*stack, package])
+        done.add(package)
+
+    for package in ALLOWED:
+        visit(package, [])
+
+
+def test_solvers_never_import_torch_in_source():
+    for path in sorted((PVF / "solvers").glob("*.py")):
+        assert not _third_party(path) & {"torch", "pytorch_lightning", "lightning"}, path.name
+
+
+def _loaded(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    return out.stdout.split()
+
+
+def test_solvers_load_without_torch():
+    modules = _loaded("import pvf.solvers.cfr_plus, pvf.solvers.trunk_solver, pvf.solvers.trunk_exploitability, "
+                      "pvf.solvers.sparse_trunks, pvf.solvers.evaluators")
+    assert "torch" not in modules
+
+
+def test_reading_a_dataset_loads_no_solver_and_no_torch():
+    modules = _loaded("import pvf.datasets.reader, pvf.datasets.layout")
+    assert not [m for m in modules if m.startswith("pvf.solvers") or m == "torch"]
