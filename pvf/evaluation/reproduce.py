@@ -38,16 +38,16 @@ from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.networks import load_network
 from pvf.evaluation.plots import plot_sparse, plot_training
-from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference, write_csv
+from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
 from pvf.evaluation.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
-from pvf.games.loading import canonical_game_string
+from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import build_public_tree
-from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
+from pvf.results import write_csv
+from pvf.solvers.sparse_trunks import sparse_setting
 
-# Short names used in file names, and the depth of fig. 3's trunk.
-GAMES = {"leduc": "leduc_poker", "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)"}
-FIG3_DEPTH = {"leduc": 7, "goofspiel5": 2}
+# Short names used on the command line and in file names.
+GAMES = {name: g.game for name, g in PAPER_GAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
-        data = {seed: _dataset(config, game, FIG3_DEPTH[game], seed) for seed in config.seeds}
+        data = {seed: _dataset(config, game, PAPER_GAMES[game].fig3_depth, seed) for seed in config.seeds}
         keys = [(seed, arch) for seed in config.seeds for arch in ("positional", "particle")]
         runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
         rows: list[dict[str, Any]] = []
@@ -97,7 +97,7 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
             rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
         csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
         write_csv(rows, csv_path)
-        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {FIG3_DEPTH[game]})")
+        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})")
         summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
     return summary
 
@@ -106,7 +106,8 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
-        root_move, depth, min_count = PAPER_SETTINGS[canonical_game_string(GAMES[game])]
+        paper = PAPER_GAMES[game]
+        root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
         tree = build_public_tree(GAMES[game])
         setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
         features = build_feature_tables(tree)

@@ -14,11 +14,9 @@ reported, with the uniform strategy's figures as the reference line.
 
 from __future__ import annotations
 
-import csv
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -127,12 +125,3 @@ def uniform_reference(setting: SparseSetting) -> dict[str, float]:
         "exploitability": uniform_exploitability(setting).exploitability,
         "root_exploitability": uniform_exploitability(setting, root_only=True).exploitability,
     }
-
-
-def write_csv(records: Sequence[dict[str, Any]] | Sequence[SweepRow], path: str | Path) -> None:
-    """Write dict rows (or SweepRows) as CSV with a header."""
-    dicts = [asdict(r) if isinstance(r, SweepRow) else r for r in records]
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(dicts[0]))
-        writer.writeheader()
-        writer.writerows(dicts)
