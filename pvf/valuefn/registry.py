@@ -12,10 +12,11 @@ from typing import Any
 
 from pvf.errors import PvfError
 from pvf.valuefn.architecture import Architecture
+from pvf.valuefn.attention import Attention
 from pvf.valuefn.particle import Particle
 from pvf.valuefn.positional import Positional
 
-ARCHITECTURES: dict[str, type[Architecture]] = {cls.name: cls for cls in (Positional, Particle)}
+ARCHITECTURES: dict[str, type[Architecture]] = {cls.name: cls for cls in (Positional, Particle, Attention)}
 
 
 def architecture_class(name: str) -> type[Architecture]:

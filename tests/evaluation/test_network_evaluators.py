@@ -68,4 +68,7 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize):
         mass = np.zeros((len(rows), 2))
         np.add.at(mass, (sample, player), belief)
         theirs = theirs * mass[sample, 1 - player]
-    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    # float32 rounding only (beliefs normalised in float64 at the leaves, float32 in training;
+    # attention's layer norms amplify it to ~1e-6); a misrouted belief or value is off by ~1e-1.
+    atol = 5e-6 if name == "attention" else 1e-7
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=atol)

@@ -13,7 +13,7 @@ from pvf.trainers.cli import train_main
 from pvf.trainers.module import ValueFunctionModule
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-NAMES = ["leduc_positional", "leduc_particle", "goofspiel5_positional", "goofspiel5_particle"]
+NAMES = [f"{game}_{arch}" for game in ("leduc", "goofspiel5") for arch in ("positional", "particle", "attention")]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -37,7 +37,7 @@ def test_paper_sizes_in_configs():
     assert (positional["num_layers"], positional["hidden_multiplier"]) == (5, 5.0)
 
 
-@pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle"])
+@pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle", "leduc_attention"])
 def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     argv = [
