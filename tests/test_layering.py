@@ -8,6 +8,7 @@ module reaches across a layer, not only when the import happens to run.
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,14 @@ def test_solvers_load_without_torch():
 def test_reading_a_dataset_loads_no_solver_and_no_torch():
     modules = _loaded("import pvf.datasets.reader, pvf.datasets.layout")
     assert not [m for m in modules if m.startswith("pvf.solvers") or m == "torch"]
+
+
+def test_bare_pytest_from_the_root_imports_this_checkout():
+    """`pytest` (not `python -m pytest`) with no PYTHONPATH: `tests.*` helpers and this pvf import."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    pytest_bin = Path(sys.executable).with_name("pytest")
+    if not pytest_bin.exists():
+        pytest.skip("no pytest executable beside this interpreter")
+    out = subprocess.run([str(pytest_bin), "-q", "--collect-only", "-p", "no:cacheprovider", "tests/solvers/test_evaluators.py"],
+                         capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
