@@ -17,7 +17,7 @@ from pathlib import Path
 from torch import nn
 
 from pvf.errors import PvfError
-from pvf.games.features import FeatureTables
+from pvf.games.features import FeatureTables, build_feature_tables
 from pvf.games.loading import canonical_game_string
 from pvf.solvers.trunk_solver import Trunk
 from pvf.valuefn.checkpoint import ValueFunctionMeta, load_value_function
@@ -36,8 +36,9 @@ class Network:
     def architecture(self) -> str:
         return self.meta.architecture
 
-    def evaluator(self, trunk: Trunk, features: FeatureTables) -> NetworkEvaluator:
-        """The net at the trunk's leaves."""
+    def evaluator(self, trunk: Trunk, features: FeatureTables | None = None) -> NetworkEvaluator:
+        """The net at the trunk's leaves (`features`: the trunk's tree's tables, built if not given)."""
+        features = features if features is not None else build_feature_tables(trunk.tree)
         return NetworkEvaluator(trunk, self.net, self.meta.encoding, self.meta.layout, features)
 
 

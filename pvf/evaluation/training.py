@@ -73,6 +73,7 @@ def train_value_function(
     )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+        warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")  # the module encodes: intended
         trainer.fit(module, datamodule=datamodule)
-    trainer.save_checkpoint(str(checkpoint))
+    trainer.save_checkpoint(str(checkpoint), weights_only=False)  # full Lightning checkpoint (its default), said explicitly
     return TrainingRun(str(checkpoint), callback.history)
