@@ -34,7 +34,7 @@ class DataLayout:
         positional slot of player 2's slot k is K1max + k.
     normalize: the net sees each player's beliefs normalised to sum 1 and
         predicts values divided by the opponent's belief mass
-        (`pvf.nets.normalization`); False: raw reaches and values (the authors').
+        (`pvf.valuefn.encoding`); False: raw reaches and values (the authors').
     """
 
     game: str

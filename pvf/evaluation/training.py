@@ -8,7 +8,7 @@ The same pieces as `pvf train fit --config configs/<game>_<architecture>.yaml`:
   3. a Lightning `Trainer` for `max_steps` optimizer steps, seeded, with
      `TrunkExploitabilityCallback` measuring every `every_n_steps` steps;
   4. the final weights saved as a `pvf train` checkpoint (loadable by
-     `pvf.trainers.checkpoint.load_value_function` and `pvf evaluate`).
+     `pvf.valuefn.checkpoint.load_value_function` and `pvf evaluate`).
 """
 
 from __future__ import annotations

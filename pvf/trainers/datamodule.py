@@ -34,7 +34,7 @@ class PbsDataModule(pl.LightningDataModule):
     split_seed: seed of the trunk permutation.
     num_workers: DataLoader worker processes (0: load in the main process).
     normalize: beliefs normalised per player, targets divided by the
-        opponent's belief mass (`pvf.nets.normalization`); losses are then in
+        opponent's belief mass (`pvf.valuefn.encoding`); losses are then in
         normalised units. False: raw reaches and values, as the authors trained.
     """
 
