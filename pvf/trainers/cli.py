@@ -91,12 +91,15 @@ def train_main(argv: list[str]) -> int:
     argv = [_alias_seed(arg) for arg in argv]
     cli: PvfLightningCLI | None = None
     before: set[Path] | None = None
+    created: Path | None = None  # the outermost folder of the run path that did not exist yet
 
     class _Tracked(PvfLightningCLI):
         def before_instantiate_classes(self) -> None:
-            nonlocal cli, before
+            nonlocal cli, before, created
             super().before_instantiate_classes()
             cli, before = self, _entries(self.run_path)
+            missing = [p for p in (self.run_path, *self.run_path.parents) if not p.exists()]
+            created = missing[-1] if missing else None
 
     try:
         with warnings.catch_warnings():
@@ -116,7 +119,10 @@ def train_main(argv: list[str]) -> int:
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except (PvfError, MisconfigurationException, ValueError, RuntimeError, OSError) as exc:
-        _remove_new(cli.run_path if cli is not None else None, before)
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        elif cli is not None:
+            _remove_new(cli.run_path, before)
         print(f"pvf train: error: {_reason(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -139,14 +145,9 @@ def _reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def _remove_new(run_path: Path | None, before: set[Path] | None) -> None:
-    """Remove what a failed run created under `run_path` (the folder itself if it is new)."""
-    if run_path is None or not run_path.exists():
-        return
-    if before is None:
-        shutil.rmtree(run_path, ignore_errors=True)
-        return
-    new = _entries(run_path) - before
+def _remove_new(run_path: Path, before: set[Path] | None) -> None:
+    """Remove what a failed run created under the existing folder `run_path`."""
+    new = (_entries(run_path) or set()) - (before or set())
     for path in new:
         if path.parent not in new and path.exists():
             if path.is_dir():

@@ -54,6 +54,8 @@ BAD_OPTIONS = {
     "batch size 0": ["--data.batch_size", "0"],
     "negative lr": ["--model.init_args.lr", "-1"],
     "no gpu": ["--trainer.accelerator", "gpu"],
+    "cosine without max_steps": ["--trainer.max_steps", "-1", "--trainer.max_epochs", "1",
+                                 "--model.init_args.lr_schedule", "cosine"],  # found once training starts
 }
 
 
@@ -70,6 +72,13 @@ def test_bad_options_are_one_line_and_leave_nothing(case, kuhn_file, tmp_path, m
     assert len(err) == 1 and err[0].startswith("pvf train: error:"), err
     assert "Traceback" not in err[0]
     assert _listing(tmp_path) == before
+
+
+def test_a_failed_first_run_leaves_no_folder(kuhn_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert _train("leduc_particle", kuhn_file, *BAD_OPTIONS["cosine without max_steps"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert _listing(tmp_path) == []
 
 
 def test_test_subcommand_reports_the_held_out_loss(kuhn_file, tmp_path, monkeypatch, capsys):
