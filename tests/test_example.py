@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,8 +18,9 @@ def test_import_pvf_loads_neither_torch_nor_the_solvers():
 
 
 def test_the_example_runs_and_its_figures_hold(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, str(ROOT / "docs" / "example.py"), str(tmp_path)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     text = out.stdout
     value = float(re.search(r"value (-?[0-9.]+)", text).group(1))
