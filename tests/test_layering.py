@@ -18,7 +18,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PVF = ROOT / "pvf"
 
-# What each package may import from pvf (besides itself, pvf.errors and pvf.results). Lower layers first.
+# Top-level modules (pvf/errors.py, pvf/results.py, ...) are utilities every package may use;
+# pvf.api and pvf.cli sit on top of everything.
+UTILITIES = {p.stem for p in PVF.glob("*.py")} - {"__init__", "api", "cli"}
+
+# What each package may import from pvf (besides itself and the utilities). Lower layers first.
 ALLOWED = {
     "games": set(),
     "solvers": {"games"},
@@ -57,9 +61,15 @@ def test_packages_import_only_lower_layers(package):
     for path in sorted((PVF / package).glob("*.py")):
         for module in _imports(path):
             parts = module.split(".")
-            if len(parts) < 2 or parts[1] in (package, "errors", "results"):
+            if len(parts) < 2 or parts[1] == package or parts[1] in UTILITIES:
                 continue
             assert parts[1] in ALLOWED[package], f"{path.relative_to(ROOT)} imports {module}"
+
+
+@pytest.mark.parametrize("utility", sorted(UTILITIES))
+def test_utilities_import_no_package(utility):
+    imported = {m.split(".")[1] for m in _imports(PVF / f"{utility}.py") if m.count(".") >= 1}
+    assert imported <= UTILITIES, f"pvf/{utility}.py imports {sorted(imported - UTILITIES)}"
 
 
 def test_the_layers_form_no_cycle():
