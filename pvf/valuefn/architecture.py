@@ -8,9 +8,12 @@ else does:
   2. `encode_batch(rows, layout)`: PBS rows of a dataset file
      (`pvf.valuefn.encoding.PbsRows`) → the net's input tensors, targets
      and mask; `predict(net, batch)` → (values, targets, mask), all [B, X];
-  3. `leaf_encoder(leaves, layout)`: the same encoding for the leaves of a
-     trunk (`pvf.valuefn.leaves.TrunkLeaves`), built once per trunk, so a
-     trained net can be the trunk's leaf evaluator (`pvf.valuefn.evaluator`);
+  3. `leaf_encoder(leaves, layout, device)`: the same encoding for the
+     leaves of a trunk (`pvf.valuefn.leaves.TrunkLeaves`), built once per
+     trunk, so a trained net can be the trunk's leaf evaluator
+     (`pvf.valuefn.evaluator`); the encoder takes the net at each call
+     (`encoder(net, flat)`), so any module with the net's call signature
+     (e.g. several nets evaluated as one) can stand in;
   4. `check_layout(trained, other)`: whether a net built for one layout can
      read data of another.
 The conventions all architectures share (belief normalisation, slot
