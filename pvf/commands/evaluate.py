@@ -99,11 +99,13 @@ def run(args: argparse.Namespace) -> int:
 def run_sparse(args: argparse.Namespace) -> int:
     from pvf.evaluation.networks import load_network
     from pvf.evaluation.plots import plot_sparse
-    from pvf.evaluation.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference, write_csv
+    from pvf.evaluation.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference
     from pvf.evaluation.trunk_report import CONVENTION
     from pvf.games.features import build_feature_tables
     from pvf.games.public_tree import build_public_tree
-    from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
+    from pvf.games.paper import paper_game
+    from pvf.results import write_csv
+    from pvf.solvers.sparse_trunks import sparse_setting
 
     require_positive(args, "iterations")
     check_output_dir(args.out, "--out")
@@ -113,11 +115,11 @@ def run_sparse(args: argparse.Namespace) -> int:
         if (other.meta.game, other.meta.layout.depth) != (layout.game, layout.depth):
             raise PvfError(f"{other.path} was trained on {other.meta.game} at depth {other.meta.layout.depth}, "
                            f"{networks[0].path} on {layout.game} at depth {layout.depth}; sweep one setting at a time")
-    paper = PAPER_SETTINGS.get(layout.game)
-    root_move = args.root_move if args.root_move is not None else (paper[0] if paper else None)
+    paper = paper_game(layout.game)
+    root_move = args.root_move if args.root_move is not None else (paper.sparse_root_move if paper else None)
     if root_move is None:
         raise PvfError(f"no default root move for {layout.game}; pass --root-move M (below depth {layout.depth})")
-    min_count = args.min_histories if args.min_histories is not None else (paper[2] if paper else 1)
+    min_count = args.min_histories if args.min_histories is not None else (paper.sparse_min_histories if paper else 1)
     fractions = _numbers(args.fractions, "--fractions", float)
     seeds = _numbers(args.seeds, "--seeds", int) if args.seeds else [args.seed]
     tree = build_public_tree(layout.game)

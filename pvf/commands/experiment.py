@@ -55,7 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.experiments import plot_curves, run_linear_targets, write_csv
+    from pvf.experiments import curve_rows, plot_curves, run_linear_targets
+    from pvf.results import write_csv
 
     check_output_dir(args.out, "--out")
     curves = run_linear_targets(  # raises PvfError on bad --n, --samples, --steps, --lr
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         random_basis=args.random_basis,
     )
     csv_path, png_path = args.out / "linear_targets.csv", args.out / "linear_targets.png"
-    write_csv(curves, csv_path)
+    write_csv(curve_rows(curves), csv_path)
     plot_curves(curves, png_path)
 
     final = {variant: float(losses[-1]) for variant, losses in curves.items()}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pvf.evaluation.networks import Network, network_evaluator
+from pvf.evaluation.networks import Network
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.cfr_plus import cfr_plus
@@ -70,7 +70,7 @@ def evaluate_network(
     layout = network.meta.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
-    evaluator = network_evaluator(trunk, network.net, network.architecture, layout, build_feature_tables(tree))
+    evaluator = network.evaluator(trunk, build_feature_tables(tree))
     return TrunkReport(
         trunk=trunk,
         iterations=iterations,

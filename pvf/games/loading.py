@@ -19,15 +19,7 @@ from dataclasses import dataclass
 import pyspiel
 
 from pvf.errors import PvfError
-
-# Friendly aliases for the games of the paper.
-ALIASES = {
-    "kuhn": "kuhn_poker",
-    "leduc": "leduc_poker",
-    "goofspiel4": "goofspiel(num_cards=4,imp_info=True,points_order=descending)",
-    "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)",
-}
-
+from pvf.games.paper import ALIASES
 
 @dataclass(frozen=True, eq=False)
 class LoadedGame:

@@ -43,7 +43,7 @@ class LeafEvaluator(Protocol):
     reach1: [B, J1] player 1's reach of each leaf infostate (the tree's per
         public state enumeration, concatenated over `game.leaf_public_states`).
     reach2: [B, J2] likewise for player 2.
-    Returns (cfv1 [B, J1], cfv2 [B, J2]) in DESIGN.md's convention (chance
+    Returns (cfv1 [B, J1], cfv2 [B, J2]) in docs/architecture.md's convention (chance
     and opponent reach included, own reach excluded).
     """
 

@@ -36,7 +36,7 @@ def test_parallel_training_jobs_give_the_same_figures(tmp_path):
 
 
 def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
-    from pvf.trainers.checkpoint import load_value_function
+    from pvf.valuefn.checkpoint import load_value_function
 
     config = ReproduceConfig(
         out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
