@@ -9,9 +9,10 @@ A particle is a history given as its action sequence in the sequential
   2. Walks the whole subtree below each particle, to the end of the game or,
      with a depth limit d, down to the first histories at move number ≥ d
      (which stay as childless leaves, as `build_sequence_game` cuts them).
-  3. Numbers the union of the particles' paths and subtrees by (level,
-     action sequence), so parents precede children, and hands the records
-     to `tree_from_records`: public states come from the public observer
+  3. Numbers the union of the particles' paths and subtrees depth first
+     (children in action order), so parents precede children, and streams
+     the records to `tree_from_records` (only the current path's OpenSpiel
+     states are alive): public states come from the public observer
      (keyed by level and public observation, as in the full tree),
      augmented infostates from the information-state strings.
 The result is a `PublicTree`, so `build_sequence_game(tree, root_histories=
@@ -31,7 +32,7 @@ whole game, which is what particles avoid.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -71,56 +72,65 @@ def build_particle_tree(
     paths = [tuple(int(a) for a in h) for h in histories]
     if len(set(paths)) != len(paths):
         raise PvfError("particle histories must be distinct")
-    nodes: dict[tuple[int, ...], tuple[_Node, float]] = {(): (_root_node(loaded), 1.0)}
+    particles = set(paths)
+    toward: dict[tuple[int, ...], set[int]] = {}
+    for path in paths:
+        for k in range(len(path)):
+            toward.setdefault(path[:k], set()).add(path[k])
+    records = _walk(loaded, particles, toward, depth_limit, max_histories)
+    return tree_from_records(loaded, records, observer)
 
-    def add(path: tuple[int, ...], node: _Node, prob: float) -> None:
-        nodes[path] = (node, prob)
-        if len(nodes) > max_histories:
+
+def _walk(
+    loaded: LoadedGame,
+    particles: set[tuple[int, ...]],
+    toward: dict[tuple[int, ...], set[int]],
+    depth_limit: int | None,
+    max_histories: int,
+) -> Iterator[tuple[int, int, _Node, float]]:
+    """(parent, action, node, chance_prob) depth first, children in action order (steps 1–2).
+
+    Only the states on the current path are alive, so memory does not grow
+    with the subgame. Above the particles a node has the children leading to
+    particles; at and below a particle, all of them (down to the depth limit).
+    """
+    stack: list[tuple[int, int, tuple[int, ...], _Node, float, bool]] = [(-1, -1, (), _root_node(loaded), 1.0, () in particles)]
+    count = 0
+    while stack:
+        parent, action, path, node, prob, below = stack.pop()
+        yield parent, action, node, prob
+        me = count
+        count += 1
+        if count > max_histories:
             raise PvfError(
                 f"the particle subgame of {loaded.game_string} has more than {max_histories:,} histories; "
                 f"choose a later depth or fewer particles"
             )
-
-    for path in paths:
-        node = nodes[()][0]
-        for k, a in enumerate(path):
-            known = nodes.get(path[: k + 1])
-            if known is not None:
-                node = known[0]
-                continue
-            prob = _edge_probability(node, a, loaded.game_string, path)
-            node = _child(node, a, loaded.simultaneous)
-            add(path[: k + 1], node, prob)
-        if node.state.is_terminal():
-            raise PvfError(f"particle {list(path)} is a terminal history of {loaded.game_string}; particles must be non-terminal")
-        if depth_limit is not None and node.original.move_number() >= depth_limit:
-            raise PvfError(
-                f"particle {list(path)} is at move {node.original.move_number()}, not above the depth limit {depth_limit}"
-            )
-    for path in paths:
-        stack = [(path, nodes[path][0])]
-        while stack:
-            here, node = stack.pop()
-            state = node.state
-            if state.is_terminal() or (depth_limit is not None and here != path and node.original.move_number() >= depth_limit):
-                continue
-            outcomes = state.chance_outcomes() if state.is_chance_node() else [(a, 1.0) for a in state.legal_actions()]
-            for a, p in outcomes:
-                child_path = here + (a,)
-                if child_path in nodes:
-                    continue
-                child = _child(node, a, loaded.simultaneous)
-                add(child_path, child, p)
-                stack.append((child_path, child))
-    order = sorted(nodes, key=lambda p: (len(p), p))
-    index = {p: i for i, p in enumerate(order)}
-    records = ((index[p[:-1]] if p else -1, p[-1] if p else -1, nodes[p][0], nodes[p][1]) for p in order)
-    return tree_from_records(loaded, records, observer)
+        state = node.state
+        if path in particles:
+            if state.is_terminal():
+                raise PvfError(f"particle {list(path)} is a terminal history of {loaded.game_string}; particles must be non-terminal")
+            if depth_limit is not None and node.original.move_number() >= depth_limit:
+                raise PvfError(
+                    f"particle {list(path)} is at move {node.original.move_number()}, not above the depth limit {depth_limit}"
+                )
+        children: list[tuple[int, float]] = []
+        if below:
+            stop = depth_limit is not None and path not in particles and node.original.move_number() >= depth_limit
+            if not state.is_terminal() and not stop:
+                children = state.chance_outcomes() if state.is_chance_node() else [(a, 1.0) for a in state.legal_actions()]
+        if path in toward:  # particles lie below: the edges toward them (all of them when below a particle already)
+            known = {a for a, _ in children}
+            children += [(a, _edge_probability(node, a, loaded.game_string, path)) for a in sorted(toward[path]) if a not in known]
+        for a, p in sorted(children, reverse=True):
+            child_path = path + (a,)
+            stack.append((me, a, child_path, _child(node, a, loaded.simultaneous), float(p), below or child_path in particles))
 
 
 def _edge_probability(node: _Node, action: int, game_string: str, path: tuple[int, ...]) -> float:
     """Chance probability of `action` at `node` (1 at a player's node); PvfError if it is not playable."""
     state = node.state
+    path = path + (action,)
     if state.is_terminal():
         raise PvfError(f"particle {list(path)} continues past a terminal history of {game_string}")
     if state.is_chance_node():
