@@ -151,6 +151,10 @@ def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
 
 def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
+    if getattr(spec, "particles", 0):  # a ParticleSpec: pvf.datasets.particle_tasks
+        from pvf.datasets.particle_tasks import run_particle_task
+
+        return run_particle_task(spec, task)
     ctx = context(spec.game, spec.depth, spec.cfr_iterations)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
