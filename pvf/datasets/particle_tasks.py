@@ -8,16 +8,26 @@ Sample i of a `ParticleSpec`:
      sample depends on (spec, i) only, never on the worker or task.
   2. The particle tree below the distinct particles is built to the end of
      the game (`pvf.games.particle_tree`, refused beyond `max_histories`)
-     and rooted at a chance node over them with their weights, which makes
-     the payoff matrix an unbiased estimate of the PBS's subgame.
+     and rooted at a chance node over them, each weighing its reach
+     π(h) = π_c(h)·π₁(h)·π₂(h) under the trunk strategy: the PBS the
+     particles induce (the paper, sec. 5.1: the particles' reaches, zero
+     elsewhere), which is what a particle value function is asked at the
+     leaves of a sparse trunk (`pvf.solvers.sparse_trunks`, fig. 4).
   3. CFR+ (`cfr_iterations`) solves it. Its root sequences are the
      particles' distinct infostates, the sample's rows, player 1's first.
      A row's belief is the player's own reach σ_n(s) of the infostate (the
      beliefs the value networks take, as in enumerated files); its target
-     is the root counterfactual value divided by σ_n(s), which is the
-     value convention of enumerated files (cfv carries chance and
-     opponent reach); `mass` is the paper's particle belief Σ_k w_k over
-     the infostate's particles. Σ belief·target over both players is 0.
+     is the root counterfactual value divided by σ_n(s), the value
+     convention of enumerated files (cfv carries chance and opponent
+     reach, here over the particles); Σ belief·target over both players
+     is 0. `mass` is the importance-weighted belief Σ_k w_k of the
+     infostate's particles, the unbiased estimate of the full PBS's
+     Σ_{h∈s} π(h). Importance weights are not used as the subgame's root
+     weights: one particle stands for about |S|/K histories, so its weight
+     is |S|/K times its reach and the targets of the infostates it lands
+     in (one particle each, mostly) would carry that factor, which no
+     input of the network reveals (measured: targets up to 5.8·10⁶ in
+     Goofspiel-13 at move 10 with K = 32, against |u| ≤ 1 here).
   4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
      the sample's public state and its rows' infostates only.
 """
@@ -125,7 +135,8 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
         sample = sample_particles(loaded, strategy, history, spec.particles, rng)
     tree = build_particle_tree(loaded, sample.particles, max_histories=spec.max_histories)
     roots = find_histories(tree, sample.particles)
-    game = build_sequence_game(tree, root_histories=roots, root_weights=sample.weights)
+    reach = tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1]
+    game = build_sequence_game(tree, root_histories=roots, root_weights=reach)
     result = cfr_plus(game, spec.cfr_iterations)
     rows = {"player": [], "belief": [], "target": [], "target_current": [], "mass": [], "private": []}
     infos = tuple(game.players[n].root_infostates for n in (0, 1))
