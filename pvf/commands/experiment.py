@@ -55,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "particle-trunks",
         help="fig. 4 generalised: sparse particle trunks over K particles drawn by a reference strategy",
         description="Sparse particle trunks (pvf.evaluation.particle_sweep): K particle draws of one public state at "
-        "--root-move, a trunk to --depth, trunk exploitability (exact LP, divided by the particles' weight) of CFR+ with "
+        "--root-move, a trunk to --depth, trunk exploitability (exact LP, particle weights normalised) of CFR+ with "
         "the oracle, a particle network and the uniform strategy. Writes DIR/fig4-<game>.csv, -runs.csv and .png.",
     )
     part.add_argument("--game", required=True, help="OpenSpiel game string or alias (goofspiel5, goofspiel8, goofspiel13)")
@@ -188,7 +188,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     print(f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, seeds {args.seeds}")
     if need:
         print(f"a positional value function at move {args.depth} would need at least {need:,} infostate inputs")
-    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'NashConv/Σw':>12} {'std':>10} {'s/run':>7}")
+    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'NashConv':>12} {'std':>10} {'s/run':>7}")
     for r in table:
         print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['exploitability_mean']:>12.5f} "
               f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}")
