@@ -127,3 +127,12 @@ def test_positional_bound_is_the_papers_table_1():
     assert positional_inputs(g13, 4) == int(np.ceil(2 * np.sqrt(x))) == 7139
     assert positional_inputs(g13, 8) == pytest.approx(4.0e6, rel=0.02)
     assert positional_inputs("leduc_poker", 4) == 0
+
+
+def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, capsys):
+    out = tmp_path / "p.h5"
+    out.write_bytes(reference.read_bytes())
+    rc = main(["generate", "--game", "goofspiel5", "--depth", "2", "--trunks", "12", "--cfr-iterations", "50",
+               "--task-size", "4", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "particle dataset" in err and "--overwrite" in err
