@@ -15,6 +15,8 @@ import json
 
 from pvf.commands import require_positive
 from pvf.commands.solver_options import add_solver_arguments
+from pvf.errors import PvfError
+from pvf.solvers.registry import DEFAULT_SOLVER
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--p-uniform", type=float, default=None, help="trunk sampling: uniform infostate probability (default 0.05)")
     p.add_argument("--p-pure", type=float, default=None, help="trunk sampling: pure-action probability if not uniform (default 0.1)")
     p.add_argument("--p-keep", type=float, default=None, help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)")
-    p.add_argument("--max-histories", type=int, default=None, help="game-size cap (default 2,000,000 histories)")
+    p.add_argument("--particles", type=int, default=None, metavar="K", help="particle dataset: one public state per trunk and K sampled histories of it, solved to the end of the game (no public tree; docs/hdf5_schema.md)")
+    p.add_argument("--max-histories", type=int, default=None,
+                   help="size cap: the public tree's histories (default 2,000,000), or with --particles each particle subgame's (default 200,000)")
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     p.add_argument("--overwrite", action="store_true", help="replace a file or work directory made with other parameters")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -45,11 +49,12 @@ def run(args: argparse.Namespace) -> int:
     from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
+    mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
+    if args.particles is not None:
+        return _run_particles(args, SamplingConfig(**mix))
     if args.max_histories is None:
         args.max_histories = DEFAULT_MAX_HISTORIES
     require_positive(args, "max_histories")
-
-    mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
     spec = GenerationSpec(
         game=args.game,
         depth=args.depth,
@@ -72,4 +77,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"tasks                {report.num_tasks} ({report.tasks_resumed} resumed, {report.tasks_run} run now)")
         print(f"wall time            {report.seconds:.1f} s")
         print(f"samples per second   {report.samples_per_second:,.0f} (this run)")
+    return 0
+
+
+def _run_particles(args: argparse.Namespace, sampling) -> int:
+    from pvf.datasets.particle_generate import generate_particles
+    from pvf.datasets.particle_spec import DEFAULT_MAX_SUBGAME_HISTORIES, ParticleSpec
+    from pvf.datasets.spec import DEFAULT_TASK_SIZE
+
+    if args.solver != DEFAULT_SOLVER:
+        raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
+    if args.max_histories is None:
+        args.max_histories = DEFAULT_MAX_SUBGAME_HISTORIES
+    require_positive(args, "max_histories")
+    spec = ParticleSpec(
+        game=args.game,
+        depth=args.depth,
+        num_trunks=args.trunks,
+        particles=args.particles,
+        cfr_iterations=args.cfr_iterations,
+        seed=args.seed,
+        sampling=sampling,
+        target=args.target,
+        task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
+        max_histories=args.max_histories,
+    )
+    report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    elif report.status == "complete":
+        print(f"{report.path} is complete ({report.num_samples:,} samples); nothing to do")
+    else:
+        print(f"wrote {report.path}: {report.num_samples:,} particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}")
+        print(f"tasks                {report.num_tasks} ({report.tasks_resumed} resumed, {report.tasks_run} run now)")
+        print(f"wall time            {report.seconds:.1f} s")
     return 0

@@ -35,6 +35,10 @@ class DataLayout:
     normalize: the net sees each player's beliefs normalised to sum 1 and
         predicts values divided by the opponent's belief mass
         (`pvf.valuefn.encoding`); False: raw reaches and values (the authors').
+    particles: K of a particle dataset (`pvf generate --particles K`), 0 for an
+        enumerated one: slots are then per sample, not per infostate.
+    positional_inputs: for a particle dataset, the infostates of its largest
+        public state (what a positional net would need per player); 0 if unknown.
     """
 
     game: str
@@ -44,6 +48,8 @@ class DataLayout:
     private_dim: int
     max_slots: tuple[int, int]
     normalize: bool = True
+    particles: int = 0
+    positional_inputs: int = 0
 
     @property
     def num_slots(self) -> int:
@@ -64,6 +70,8 @@ class DataLayout:
             raise PvfError(f"data layout lacks {exc.args[0]!r}; was it written by pvf?") from None
         fields["max_slots"] = tuple(int(k) for k in fields["max_slots"])
         fields["normalize"] = bool(data.get("normalize", False))  # layouts written before the flag were raw
+        fields["particles"] = int(data.get("particles", 0))
+        fields["positional_inputs"] = int(data.get("positional_inputs", 0))
         return cls(**fields)
 
     @classmethod
@@ -80,6 +88,8 @@ class DataLayout:
                 private_dim=int(ds.private_features[0].shape[1]),
                 max_slots=tuple(int(slot[player == n].max(initial=-1)) + 1 for n in (0, 1)),
                 normalize=normalize,
+                particles=int(ds.attrs.get("particles", 0)),
+                positional_inputs=int(ds.attrs.get("positional_infostates", 0)),
             )
 
 

@@ -104,13 +104,14 @@ class PBSDataset:
                 f"{self.path}: not a pvf PBS file (root attribute schema is {found!r}, expected {schema.SCHEMA!r})"
             )
         version = int(raw.get("schema_version", -1))
-        if version != schema.SCHEMA_VERSION:
-            raise PvfError(f"{self.path}: schema version {version}; this pvf reads version {schema.SCHEMA_VERSION}")
+        if version not in schema.READABLE_VERSIONS:
+            raise PvfError(f"{self.path}: schema version {version}; this pvf reads versions {list(schema.READABLE_VERSIONS)}")
         missing = [k for k in schema.ATTRS if k not in raw]
         if missing:
             raise PvfError(f"{self.path}: missing root attributes {', '.join(missing)}")
         attrs = {k: schema.ATTRS[k](raw[k]) for k in schema.ATTRS}
         attrs.update({k: kind(raw.get(k, absent)) for k, (kind, absent) in schema.OPTIONAL_ATTRS.items()})
+        attrs.update({k: kind(raw[k]) for k, kind in schema.PARTICLE_ATTRS.items() if k in raw})
         if not attrs["complete"]:
             raise PvfError(f"{self.path}: incomplete file (generation did not finish); rerun pvf generate")
         return attrs

@@ -1,13 +1,17 @@
 """Names, types and storage settings of the PBS file format (docs/hdf5_schema.md).
 
 The writer and the reader both take their names from here, so that the
-format is spelled out once. A file is schema `pvf.pbs` version 1:
+format is spelled out once. A file is schema `pvf.pbs` version 2 (version 1
+files, which lack only the particle entries below, are still read):
   1. Root attributes: provenance (`ATTRS`, name → Python type).
   2. Per-sample datasets under /samples and per-infostate datasets under
      /infostates (`SAMPLE_DATASETS`, `ROW_DATASETS`); ragged data is flat
      with offsets, never variable-length.
   3. Feature tables under /features, one row per public state / infostate
      of the game's public tree.
+  4. Particle files (`pvf generate --particles K`) add the root attributes
+     `PARTICLE_ATTRS` and the datasets `PARTICLE_DATASETS`; their feature
+     tables have one row per sample / per infostate row.
 Large datasets are chunked and gzip-compressed (with the shuffle filter),
 which every HDF5 reader can decode.
 """
@@ -17,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 SCHEMA = "pvf.pbs"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 # Root attributes: name -> Python type of the stored value.
 ATTRS: dict[str, type] = {
@@ -41,6 +46,13 @@ OPTIONAL_ATTRS: dict[str, tuple[type, object]] = {
     "solver": (str, "cfr+"),  # the leaf solver of the targets; older files are CFR+
 }
 
+# Root attributes of particle files only (version 2).
+PARTICLE_ATTRS: dict[str, type] = {
+    "particles": int,
+    "max_histories": int,
+    "positional_infostates": int,
+}
+
 LEAF_PUBLIC_STATES = "leaf_public_states"
 FEATURES_PUBLIC = "features/public"
 FEATURES_PRIVATE = ("features/private/0", "features/private/1")
@@ -59,6 +71,14 @@ ROW_DATASETS: dict[str, tuple[str, np.dtype]] = {
     "belief": ("infostates/belief", np.dtype(np.float64)),
     "target": ("infostates/target", np.dtype(np.float64)),
     "target_current": ("infostates/target_current", np.dtype(np.float64)),
+}
+
+# Datasets of particle files only: name in ParticleShard -> (path, dtype).
+PARTICLE_DATASETS: dict[str, tuple[str, np.dtype]] = {
+    "mass": ("infostates/mass", np.dtype(np.float64)),
+    "particles": ("samples/particles", np.dtype(np.int64)),
+    "dead": ("samples/dead_draws", np.dtype(np.int64)),
+    "histories": ("samples/subgame_histories", np.dtype(np.int64)),
 }
 
 CHUNK_ROWS = 1 << 16

@@ -88,6 +88,8 @@ class GenerationSpec:
     @classmethod
     def from_attrs(cls, attrs: dict[str, Any]) -> GenerationSpec:
         """Inverse of `to_attrs` (accepts numpy scalars as read by h5py)."""
+        if int(attrs.get("particles", 0)) > 0:
+            raise PvfError(f"a particle dataset ({int(attrs['particles'])} particles per sample), not an enumerated one")
         try:
             return cls(
                 game=str(attrs["game"]),

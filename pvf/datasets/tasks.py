@@ -169,6 +169,10 @@ def context(
 
 def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
+    if getattr(spec, "particles", 0):  # a ParticleSpec: pvf.datasets.particle_tasks
+        from pvf.datasets.particle_tasks import run_particle_task
+
+        return run_particle_task(spec, task)
     ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)

@@ -16,6 +16,8 @@ ALIASES = {
     "leduc": "leduc_poker",
     "goofspiel4": "goofspiel(num_cards=4,imp_info=True,points_order=descending)",
     "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)",
+    # goofspiel6 ... goofspiel13 (13: the standard game) follow the same convention.
+    **{f"goofspiel{n}": f"goofspiel(num_cards={n},imp_info=True,points_order=descending)" for n in range(6, 14)},
 }
 
 

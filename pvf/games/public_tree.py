@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 import pyspiel
@@ -267,12 +267,23 @@ def build_public_tree(game: str | LoadedGame, max_histories: int = DEFAULT_MAX_H
     estimate = estimate_histories(loaded)
     if estimate > ESTIMATE_MARGIN * max_histories:
         raise GameTooLarge(loaded, max_histories, estimate)
-    observer = _public_observer(loaded)
+    return tree_from_records(loaded, _enumerate(loaded, max_histories), _public_observer(loaded))
+
+
+def tree_from_records(
+    loaded: LoadedGame, records: Iterable[tuple[int, int, _Node, float]], observer: object | None
+) -> PublicTree:
+    """A PublicTree from (parent, action, node, chance_prob) records, parents before children.
+
+    `build_public_tree` passes the whole game; `pvf.games.particle_tree` only
+    the histories its particles reach. observer: the public observer, or
+    None for the common-knowledge closure.
+    """
     parent, action, level, depth, player, cprob, util = [], [], [], [], [], [], []
     pub_key: list[object] = []
     info_str: list[tuple[str | None, str | None]] = []
     acts: list[tuple[int, ...]] = []
-    for par, act, node, prob in _enumerate(loaded, max_histories):
+    for par, act, node, prob in records:
         state = node.state
         parent.append(par)
         action.append(act)

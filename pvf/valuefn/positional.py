@@ -44,6 +44,13 @@ class Positional(Architecture):
         self.activation = activation
 
     def build(self, layout: DataLayout) -> PositionalVF:
+        if layout.particles:
+            need = f"at least {layout.positional_inputs:,} inputs" if layout.positional_inputs else "an input per infostate"
+            raise PvfError(
+                f"the data is a particle dataset ({layout.particles} particles per sample); a positional value "
+                f"function would need {need} (infostates of the largest public state at move {layout.depth}); "
+                f"train the particle or attention architecture"
+            )
         return PositionalVF(
             public_dim=layout.public_dim,
             num_slots=layout.num_slots,

@@ -73,7 +73,7 @@ def _foreign(path):
 
 def _future_version(path):
     with h5py.File(path, "a") as f:
-        f.attrs["schema_version"] = 2
+        f.attrs["schema_version"] = 3
 
 
 def _incomplete(path):
@@ -99,7 +99,7 @@ def _bad_offsets(path):
         (_not_hdf5, "not a readable HDF5 file"),
         (_drop_schema_attr, "not a pvf PBS file"),
         (_foreign, "not a pvf PBS file"),
-        (_future_version, "schema version 2"),
+        (_future_version, "schema version 3"),
         (_incomplete, "incomplete"),
         (_missing_dataset, "target_current"),
         (_bad_offsets, "offset"),

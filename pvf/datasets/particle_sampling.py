@@ -1,0 +1,169 @@
+"""K weighted histories of one public state, sampled without enumerating it.
+
+Let π be a trunk profile (`LazyTrunkStrategy` for both players) and
+π(h) = π_c(h)·π₁(h)·π₂(h) the reach of history h. One sample:
+  1. The public state. `play_to_depth` plays π (and chance) from the
+     initial state until the first history at move number ≥ D; its public
+     state S has probability P(S) = Σ_{h∈S} π(h). A play that ends before
+     move D is redrawn from the same stream, so S is drawn from P
+     conditioned on the game lasting D moves.
+  2. The particles. Rejection (replaying π until it lands in S) dies with
+     depth, so each particle is built move by move of the ORIGINAL game (a
+     simultaneous Goofspiel round is player 1's bid and player 2's bid
+     together): at prefix g, every continuation c by one move gets weight
+     p(c) = Π of the strategy (or chance) probabilities of its actions, and
+     only continuations whose public observation equals S's at that move
+     are kept. One is drawn with probability p(c)/Z(g), Z(g) = Σ_kept p.
+     In Goofspiel this draws each round's bid pair from the trunk
+     strategies conditioned on that round's public outcome (win, lose,
+     draw). The proposal of a history h ∈ S is q(h) = π(h)/Π_t Z(g_t), so its
+     importance ratio is ρ(h) = π(h)/q(h) = Π_t Z(g_t). A prefix with Z = 0
+     (no continuation fits S, e.g. player 1 must win a round holding only
+     low cards) is a dead particle: ρ = 0.
+  3. The estimator. K independent particles h_1..h_K get weights
+     w_k = ρ(h_k)/K (equal histories merged, their weights summed). For any
+     set A of histories of S, E[Σ_k w_k·1(h_k ∈ A)] = Σ_{h∈A} q(h)ρ(h) =
+     Σ_{h∈A} π(h): the weights are an unbiased estimate of the reach of
+     every history, hence of every infostate's belief mass Σ_{h∈I} π(h)
+     (the sum of its particles' weights, the paper's sec. 5.1). A chance
+     node over the particles with these weights is, in expectation, the
+     payoff matrix of the PBS's subgame. Each particle also carries each
+     player's own reach π_n(h) (exact, the same for all of an infostate's
+     histories by perfect recall), the belief the value networks take.
+Everything is drawn from one generator per sample, so a sample is a
+function of (seed, sample id) alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.errors import PvfError
+from pvf.games.loading import LoadedGame
+from pvf.games.public_tree import _child, _Node, _public_observer, _root_node
+
+MAX_PLAYS = 1000
+
+
+@dataclass(frozen=True)
+class ParticleSample:
+    """K particles of one public state.
+
+    public_history: the played history that chose the public state (sequential-game actions).
+    particles: [K'] distinct live particles (action sequences), in first-drawn order.
+    weights: [K'] w = Σ ρ/K over the draws that gave the particle.
+    own_reach: [K', 2] each player's own reach π_n of each particle.
+    draws: K, the number of draws; dead: draws with ρ = 0.
+    """
+
+    public_history: tuple[int, ...]
+    particles: list[tuple[int, ...]]
+    weights: np.ndarray
+    own_reach: np.ndarray
+    draws: int
+    dead: int
+
+
+def _policy_probs(node: _Node, strategy: LazyTrunkStrategy) -> list[tuple[int, float, int]]:
+    """(action, probability, player or -1 for chance) at a node of the sequential game."""
+    state = node.state
+    if state.is_chance_node():
+        return [(a, p, -1) for a, p in state.chance_outcomes()]
+    player = state.current_player()
+    actions = state.legal_actions()
+    probs = strategy(state.information_state_string(player), len(actions))
+    return [(a, float(p), player) for a, p in zip(actions, probs)]
+
+
+def play_to_depth(loaded: LoadedGame, strategy: LazyTrunkStrategy, depth: int, rng: np.random.Generator) -> tuple[int, ...]:
+    """Play the trunk profile to the first history at move number ≥ depth (step 1)."""
+    for _ in range(MAX_PLAYS):
+        node, path = _root_node(loaded), []
+        while not node.state.is_terminal() and not (node.original.move_number() >= depth and node.pending < 0):
+            options = _policy_probs(node, strategy)
+            p = np.array([o[1] for o in options])
+            a = options[min(int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right")), len(options) - 1)][0]
+            path.append(a)
+            node = _child(node, a, loaded.simultaneous)
+        if not node.state.is_terminal():
+            return tuple(path)
+    raise PvfError(f"{MAX_PLAYS} plays of the trunk strategy all ended before move {depth}; choose a smaller depth")
+
+
+def _continuations(node: _Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
+    """Every way to advance one move of the original game: (actions, probability, own factors [2], node)."""
+    out = []
+    for a, p, who in _policy_probs(node, strategy):
+        child = _child(node, a, loaded.simultaneous)
+        own = np.ones(2)
+        if who >= 0:
+            own[who] = p
+        if loaded.simultaneous and child.pending >= 0:  # player 1 has bid; player 2 completes the round
+            for b, p2, who2 in _policy_probs(child, strategy):
+                own2 = own.copy()
+                own2[who2] = p2
+                out.append(((a, b), p * p2, own2, _child(child, b, True)))
+        else:
+            out.append(((a,), p, own, child))
+    return out
+
+
+def sample_particles(
+    loaded: LoadedGame,
+    strategy: LazyTrunkStrategy,
+    public_history: tuple[int, ...],
+    num_particles: int,
+    rng: np.random.Generator,
+) -> ParticleSample:
+    """K particles of the public state of `public_history` with unbiased weights (steps 2–3)."""
+    if num_particles < 1:
+        raise PvfError(f"the number of particles must be at least 1, got {num_particles}")
+    observer = _public_observer(loaded)
+    if observer is None:
+        raise PvfError(f"{loaded.game_string} has no public observer; particle sampling needs one")
+    node = _root_node(loaded)
+    target = [observer.string_from(node.original, 0)]
+    for a in public_history:
+        node = _child(node, a, loaded.simultaneous)
+        target.append(observer.string_from(node.original, 0))
+    length = len(public_history)
+    found: dict[tuple[int, ...], int] = {}
+    weights: list[float] = []
+    own_reach: list[np.ndarray] = []
+    dead = 0
+    for _ in range(num_particles):
+        node, path, rho, own = _root_node(loaded), (), 1.0, np.ones(2)
+        while len(path) < length:
+            kept = [
+                c for c in _continuations(node, loaded, strategy)
+                if len(path) + len(c[0]) <= length and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
+            ]
+            p = np.array([c[1] for c in kept])
+            Z = float(p.sum())
+            if Z <= 0.0:
+                rho = 0.0
+                break
+            k = min(int(np.searchsorted(np.cumsum(p), rng.random() * Z, side="right")), len(kept) - 1)
+            actions, _, factors, node = kept[k]
+            path, rho, own = path + actions, rho * Z, own * factors
+        if rho == 0.0:
+            dead += 1
+            continue
+        slot = found.get(path)
+        if slot is None:
+            found[path] = len(weights)
+            weights.append(0.0)
+            own_reach.append(own)
+            slot = found[path]
+        weights[slot] += rho / num_particles
+    return ParticleSample(
+        public_history=tuple(public_history),
+        particles=list(found),
+        weights=np.asarray(weights, dtype=np.float64),
+        own_reach=np.asarray(own_reach, dtype=np.float64).reshape(-1, 2),
+        draws=num_particles,
+        dead=dead,
+    )

@@ -1,0 +1,184 @@
+"""One task of particle dataset generation: a block of sample ids → one shard.
+
+Sample i of a `ParticleSpec`:
+  1. Trunk strategy i (`LazyTrunkStrategy(seed, i)`) is played to move
+     `depth` and K particles of the public state reached are drawn, with
+     their importance weights (`pvf.datasets.particle_sampling`); the
+     generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
+     sample depends on (spec, i) only, never on the worker or task.
+  2. The particle tree below the distinct particles is built to the end of
+     the game (`pvf.games.particle_tree`, refused beyond `max_histories`)
+     and rooted at a chance node over them, each weighing its reach
+     π(h) = π_c(h)·π₁(h)·π₂(h) under the trunk strategy: the PBS the
+     particles induce (the paper, sec. 5.1: the particles' reaches, zero
+     elsewhere), which is what a particle value function is asked at the
+     leaves of a sparse trunk (`pvf.solvers.sparse_trunks`, fig. 4).
+  3. CFR+ (`cfr_iterations`) solves it. Its root sequences are the
+     particles' distinct infostates, the sample's rows, player 1's first.
+     A row's belief is the player's own reach σ_n(s) of the infostate (the
+     beliefs the value networks take, as in enumerated files); its target
+     is the root counterfactual value divided by σ_n(s), the value
+     convention of enumerated files (cfv carries chance and opponent
+     reach, here over the particles); Σ belief·target over both players
+     is 0. `mass` is the importance-weighted belief Σ_k w_k of the
+     infostate's particles, the unbiased estimate of the full PBS's
+     Σ_{h∈s} π(h). Importance weights are not used as the subgame's root
+     weights: one particle stands for about |S|/K histories, so its weight
+     is |S|/K times its reach and the targets of the infostates it lands
+     in (one particle each, mostly) would carry that factor, which no
+     input of the network reveals (measured: targets up to 5.8·10⁶ in
+     Goofspiel-13 at move 10 with K = 32, against |u| ≤ 1 here).
+  4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
+     the sample's public state and its rows' infostates only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from functools import lru_cache
+
+import numpy as np
+
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.particle_sampling import play_to_depth, sample_particles
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.datasets.tasks import Task
+from pvf.errors import PvfError
+from pvf.games import features as feat
+from pvf.games.loading import LoadedGame, load_game
+from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.games.public_tree import PublicTree
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.sequence_form import build_sequence_game
+
+
+@dataclass(frozen=True)
+class ParticleShard:
+    """The samples of one task (n samples, m rows, m_n rows of player n).
+
+    trunk: [n] sample ids; offset: [n + 1] row offsets from 0.
+    public_features: [n, Fp] float32; private_features: [m, Fq] float32 (row order).
+    player: [m] int8; slot: [m] int32 position within the player's block of the sample.
+    belief, target, target_current, mass: [m] float64.
+    particles: [n] distinct particles; dead: [n] draws with weight 0; histories: [n] subgame size.
+    """
+
+    trunk: np.ndarray
+    offset: np.ndarray
+    public_features: np.ndarray
+    private_features: np.ndarray
+    player: np.ndarray
+    slot: np.ndarray
+    belief: np.ndarray
+    target: np.ndarray
+    target_current: np.ndarray
+    mass: np.ndarray
+    particles: np.ndarray
+    dead: np.ndarray
+    histories: np.ndarray
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.trunk)
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, eq=False)
+class _Observers:
+    public: object
+    private: object
+
+
+@lru_cache(maxsize=1)
+def checked_game(game: str) -> tuple[LoadedGame, _Observers]:
+    """The game and its feature observers; PvfError if it lacks one (particle files need observer features)."""
+    loaded = load_game(game)
+    observers = _Observers(feat._observer(loaded.original, feat._PUBLIC_TYPE), feat._observer(loaded.original, feat._PRIVATE_TYPE))
+    if observers.public is None or observers.private is None:
+        which = "public" if observers.public is None else "private"
+        raise PvfError(f"{loaded.game_string} has no perfect-recall {which} observer; particle datasets need observer features")
+    return loaded, observers
+
+
+def feature_fields(game: str) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(public, private) (name, size) layouts of the observer vectors (the wider player's private layout)."""
+    loaded, observers = checked_game(game)
+    state = loaded.original.new_initial_state()
+    while state.is_chance_node():
+        state = state.child(state.chance_outcomes()[0][0])
+    public = feat._stack([feat._observe(observers.public, state, 0)])[1]
+    private = [feat._stack([feat._observe(observers.private, state, n)])[1] for n in (0, 1)]
+    return public, max(private, key=lambda f: sum(size for _, size in f))
+
+
+def sample_features(tree: PublicTree, observers: _Observers, public_state: int, infostates: tuple[np.ndarray, np.ndarray]):
+    """([Fp] public features of the public state, per player [J_n, Fq_n] private features), as build_feature_tables."""
+    history = int(tree.histories_in(public_state)[0])
+    public, _ = feat._stack([feat._observe(observers.public, tree.original_state_at(history), 0)])
+    private = []
+    for n in (0, 1):
+        rows = [feat._observe(observers.private, feat._private_state(tree, n, int(tree.infostate_history[n][i])), n) for i in infostates[n]]
+        private.append(feat._stack(rows)[0])
+    return public[0], private
+
+
+def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
+    """Steps 1–4 for one sample: its rows (player 1's, then player 2's) and features."""
+    loaded, observers = checked_game(spec.game)
+    strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
+    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
+    history = play_to_depth(loaded, strategy, spec.depth, rng)
+    sample = sample_particles(loaded, strategy, history, spec.particles, rng)
+    while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
+        sample = sample_particles(loaded, strategy, history, spec.particles, rng)
+    tree = build_particle_tree(loaded, sample.particles, max_histories=spec.max_histories)
+    roots = find_histories(tree, sample.particles)
+    reach = tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1]
+    game = build_sequence_game(tree, root_histories=roots, root_weights=reach)
+    result = cfr_plus(game, spec.cfr_iterations)
+    rows = {"player": [], "belief": [], "target": [], "target_current": [], "mass": [], "private": []}
+    infos = tuple(game.players[n].root_infostates for n in (0, 1))
+    public, private = sample_features(tree, observers, int(tree.public_state[roots[0]]), infos)
+    for n in (0, 1):
+        own = np.zeros(tree.num_infostates(n))
+        mass = np.zeros(tree.num_infostates(n))
+        own[tree.infostate[roots, n]] = sample.own_reach[:, n]
+        np.add.at(mass, tree.infostate[roots, n], sample.weights)
+        sigma = own[infos[n]]
+        rows["player"].append(np.full(len(sigma), n, dtype=np.int8))
+        rows["belief"].append(sigma)
+        rows["target"].append((result.root_values if spec.target == "average" else result.current_root_values)[n][0] / sigma)
+        rows["target_current"].append(result.current_root_values[n][0] / sigma)
+        rows["mass"].append(mass[infos[n]])
+        rows["private"].append(private[n])
+    out = {k: np.concatenate(v) for k, v in rows.items() if k != "private"}
+    width = max(p.shape[1] for p in rows["private"])
+    out["private"] = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in rows["private"]])
+    out["slot"] = np.concatenate([np.arange(len(i), dtype=np.int32) for i in infos])
+    out["public"] = public
+    out["stats"] = (len(sample.particles), sample.dead, tree.num_histories)
+    return out
+
+
+def run_particle_task(spec: ParticleSpec, task: Task) -> ParticleShard:
+    """All samples of the task, in sample-id order."""
+    samples = [solve_sample(spec, i) for i in range(task.trunk_lo, task.trunk_hi)]
+    sizes = [len(s["belief"]) for s in samples]
+    cat = lambda k: np.concatenate([s[k] for s in samples])  # noqa: E731
+    return ParticleShard(
+        trunk=np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64),
+        offset=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        public_features=np.stack([s["public"] for s in samples]).astype(np.float32),
+        private_features=cat("private").astype(np.float32),
+        player=cat("player"),
+        slot=cat("slot"),
+        belief=cat("belief"),
+        target=cat("target"),
+        target_current=cat("target_current"),
+        mass=cat("mass"),
+        particles=np.array([s["stats"][0] for s in samples], dtype=np.int64),
+        dead=np.array([s["stats"][1] for s in samples], dtype=np.int64),
+        histories=np.array([s["stats"][2] for s in samples], dtype=np.int64),
+    )

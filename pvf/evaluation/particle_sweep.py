@@ -1,0 +1,191 @@
+"""Fig. 4 generalised: sparse particle trunks where no equilibrium can be computed.
+
+For a game, a root move r, a trunk depth d, a number of particle draws K and
+a seed s:
+  1. The reference profile is a stated strategy: the random-trunk mix of
+     `pvf generate` (`LazyTrunkStrategy(seed=reference_seed, trunk_id=s)`)
+     or the uniform strategy. It is played to move r, again (same stream)
+     while the trunk does not matter for the played history alone: while
+     the uniform trunk strategy is unexploitable in the one-particle game
+     of that history (late in win/lose Goofspiel most public states are
+     decided under good play, and there every trunk strategy scores 0);
+     its public state gets K particle draws (`pvf.datasets.particle_sampling`); equal draws merge
+     and dead draws drop out, leaving k ≤ K distinct particles.
+  2. Each particle weighs w(h) = π_c(h)·π₁(h)·π₂(h) under the reference
+     profile (its reach, as fig. 4's π*-reach, not renormalised), and the
+     particles are made common knowledge by a chance node over them
+     (`pvf.solvers.particle_trunks.particle_setting` on a particle tree built
+     to the end of the game).
+  3. CFR+ solves the trunk (moves r to d) with each leaf evaluator: the
+     exact oracle (leaf subgames solved by LP), a trained particle value
+     function (`ScaledEvaluator`, the game-root convention it was trained
+     in), and the uniform strategy is the reference line.
+  4. Trunk exploitability of the trunk strategy is computed exactly by LP in
+     the particle-restricted game (the chance node over the k particles,
+     solved to the end of the game) with the weights divided by Σ w: the
+     game whose chance node draws the particles with probabilities w / Σ w.
+     The reaches of deep histories are tiny (10⁻¹⁰ at move 9 of 13 cards),
+     and unnormalised the LP's figures would sink below its tolerances.
+     Exploitability is linear in the weights; CFR+ is invariant to their
+     scale, so a network (whose belief and value conversions need the
+     unnormalised w) solves with w, the oracle LP with w / Σ w.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.particle_sampling import MAX_PLAYS, play_to_depth, sample_particles
+from pvf.datasets.sampling import SamplingConfig
+from pvf.games.loading import LoadedGame
+from pvf.errors import PvfError
+from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.solvers.cfr_plus import LeafEvaluator
+from pvf.solvers.particle_trunks import particle_setting
+from pvf.solvers.sparse_trunks import (
+    ScaledEvaluator,
+    SparseSetting,
+    leaf_scales,
+    select_histories,
+    sparse_exploitability,
+    sparse_trunk,
+    uniform_exploitability,
+)
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, solve_trunk
+
+UNIFORM = SamplingConfig(p_uniform=1.0)
+
+
+@dataclass(frozen=True)
+class ParticleRow:
+    """One sparse particle trunk: game × K × seed × evaluator (exploitability in the NashConv convention)."""
+
+    game: str
+    draws: int
+    seed: int
+    particles: int
+    histories: int
+    evaluator: str
+    exploitability: float  # with the weights normalised to sum 1 (step 4)
+    seconds: float
+
+
+def particle_roots(
+    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0
+) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Step 1: the distinct particles of one public state at `root_move` and their own reaches [k, 2]."""
+    strategy = LazyTrunkStrategy(reference_seed, seed, reference)
+    rng = np.random.default_rng(np.random.SeedSequence(reference_seed, spawn_key=(seed, draws)))
+    for _ in range(MAX_PLAYS):
+        history = play_to_depth(loaded, strategy, root_move, rng)
+        alone = build_particle_tree(loaded, [history])
+        single = particle_setting(alone, find_histories(alone, [history]), np.ones(1), np.ones((1, 2)), root_move, depth)
+        if uniform_exploitability(single).exploitability > 1e-12:
+            break
+    else:
+        raise PvfError(f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter")
+    sample = sample_particles(loaded, strategy, history, draws, rng)
+    while not sample.particles:
+        sample = sample_particles(loaded, strategy, history, draws, rng)
+    return sample.particles, sample.own_reach
+
+
+def particle_trunk_setting(
+    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0
+) -> SparseSetting:
+    """Steps 1–2: the sparse setting of one draw of particles."""
+    particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed)
+    order = sorted(range(len(particles)), key=lambda k: particles[k])
+    particles, own = [particles[k] for k in order], own[order]
+    tree = build_particle_tree(loaded, particles)
+    roots = find_histories(tree, particles)
+    weights = tree.chance_reach[roots] * own[:, 0] * own[:, 1]
+    return particle_setting(tree, roots, weights, own, root_move, depth)
+
+
+def run_particle_sweep(
+    loaded: LoadedGame,
+    root_move: int,
+    depth: int,
+    draws: Sequence[int],
+    seeds: Sequence[int],
+    evaluators: dict[str, tuple[Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]], bool]],
+    reference: SamplingConfig = SamplingConfig(),
+    iterations: int = DEFAULT_ITERATIONS,
+    reference_seed: int = 0,
+) -> list[ParticleRow]:
+    """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
+
+    evaluators: name -> (setting -> make_evaluator(trunk), game_root_convention).
+    """
+    rows = []
+    for k in draws:
+        for seed in seeds:
+            start = time.perf_counter()
+            setting = particle_trunk_setting(loaded, root_move, depth, k, seed, reference, reference_seed)
+            size = (setting.num_histories, setting.tree.num_histories)
+            normal = particle_setting(setting.tree, setting.histories, setting.weights / setting.weights.sum(),
+                                      setting.own_reach, root_move, depth)
+            uniform = uniform_exploitability(normal).exploitability
+            rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start))
+            kept = select_histories(setting, fraction=1.0)
+            for name, (factory, game_root) in evaluators.items():
+                start = time.perf_counter()
+                solve = setting if game_root else normal
+                trunk = sparse_trunk(solve, kept)
+                evaluator = factory(solve)(trunk)
+                if game_root:
+                    evaluator = ScaledEvaluator(evaluator, leaf_scales(solve, trunk))
+                strategies = solve_trunk(trunk, evaluator, iterations)
+                value = sparse_exploitability(normal, trunk, strategies).exploitability
+                rows.append(ParticleRow(loaded.game_string, k, seed, *size, name, value, time.perf_counter() - start))
+    return rows
+
+
+def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
+    """Per (evaluator, K): runs, distinct particles (mean), exploitability mean and standard deviation."""
+    table = []
+    for name in dict.fromkeys(r.evaluator for r in rows):
+        for k in dict.fromkeys(r.draws for r in rows):
+            mine = [r for r in rows if r.evaluator == name and r.draws == k]
+            values = np.array([r.exploitability for r in mine])
+            table.append({
+                "evaluator": name,
+                "draws": k,
+                "runs": len(mine),
+                "particles_mean": float(np.mean([r.particles for r in mine])),
+                "exploitability_mean": float(values.mean()),
+                "exploitability_std": float(values.std()),
+                "seconds_mean": float(np.mean([r.seconds for r in mine])),
+            })
+    return table
+
+
+def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
+    """Exploitability against K (log scale), one line per evaluator, standard deviations as bars."""
+    import textwrap
+
+    from matplotlib.figure import Figure
+
+    from pvf.evaluation.plots import NASHCONV_LABEL
+
+    fig = Figure(figsize=(6.5, 4.5))
+    ax = fig.subplots()
+    for name in dict.fromkeys(r["evaluator"] for r in table):
+        mine = [r for r in table if r["evaluator"] == name]
+        ax.errorbar([r["draws"] for r in mine], [r["exploitability_mean"] for r in mine],
+                    yerr=[r["exploitability_std"] for r in mine], marker="o", capsize=3, label=name,
+                    linestyle="--" if name == "uniform" else "-")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("particle draws K at the root public state")
+    ax.set_ylabel(f"{NASHCONV_LABEL}, weights normalised")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(textwrap.fill(title, 60), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)

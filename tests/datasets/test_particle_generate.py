@@ -1,0 +1,143 @@
+"""`pvf generate --particles K`: samples, determinism, resume, refusals, version-1 files."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import h5py
+import numpy as np
+import pytest
+
+from pvf.cli import main
+from pvf.datasets import particle_generate as pg
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.particle_generate import generate_particles, positional_inputs
+from pvf.datasets.layout import DataLayout
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.valuefn.registry import architecture
+from pvf.datasets.reader import PBSDataset
+from pvf.errors import PvfError
+from pvf.games.features import build_feature_tables
+from tests.conftest import GOOF5, cached_tree
+from tests.datasets.test_particle_sampling import exact_reach
+
+SPEC = ParticleSpec(GOOF5, depth=2, num_trunks=12, particles=6, cfr_iterations=50, task_size=4)
+
+
+def _datasets(path):
+    out = {}
+    with h5py.File(path) as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    path = tmp_path_factory.mktemp("particles") / "ref.h5"
+    generate_particles(SPEC, path, progress=False)
+    return path
+
+
+def test_rows_are_the_particles_infostates_with_exact_beliefs_and_features(reference):
+    tree = cached_tree(GOOF5)
+    full = build_feature_tables(tree)
+    with PBSDataset(reference) as ds:
+        assert ds.attrs["schema_version"] == 2 and ds.attrs["particles"] == 6
+        assert np.abs(ds.zero_sum_residual()).max() < 1e-12
+        private = ds.private_features
+        for i in range(ds.num_samples):
+            strategy = LazyTrunkStrategy(SPEC.seed, int(ds.trunk[i]), SPEC.sampling)
+            reach = exact_reach(tree, strategy)
+            lo, hi = ds.offset[i], ds.offset[i + 1]
+            for r in range(lo, hi):
+                n = int(ds.player[r])
+                # the row's infostate: the one of the full tree with the same private features in this public state
+                pub = [p for p in tree.public_states_at_depth(2) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
+                assert len(pub) == 1
+                infos = [j for j in tree.public_state_infostates[n][pub[0]] if np.array_equal(full.private[n][j], private[n][ds.index[r]])]
+                assert len(infos) == 1
+                own = reach[tree.infostate_history[n][infos[0]], 1 + n]
+                assert ds.belief[r] == pytest.approx(own, rel=1e-12)
+
+
+def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeypatch):
+    two = tmp_path / "two.h5"
+    generate_particles(SPEC, two, workers=2, progress=False)
+    real = pg.run_tasks
+
+    def dies_after_two(*args, **kwargs):
+        for k, item in enumerate(real(*args, **kwargs)):
+            if k == 2:
+                raise KeyboardInterrupt
+            yield item
+
+    killed = tmp_path / "killed.h5"
+    monkeypatch.setattr(pg, "run_tasks", dies_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        generate_particles(SPEC, killed, progress=False)
+    monkeypatch.setattr(pg, "run_tasks", real)
+    report = generate_particles(SPEC, killed, progress=False)
+    assert (report.tasks_resumed, report.tasks_run) == (2, 1)
+    ref = _datasets(reference)
+    for other in (two, killed):
+        data = _datasets(other)
+        assert data.keys() == ref.keys()
+        for name in ref:
+            np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
+    assert generate_particles(SPEC, killed, progress=False).status == "complete"
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--game", "goofspiel5", "--depth", "2", "--particles", "0"], "--particles must be at least 1"),
+        (["--game", "goofspiel13", "--depth", "3", "--particles", "4"], "more than 200,000 histories"),
+        (["--game", "goofspiel5", "--depth", "9", "--particles", "4"], "ended before move 9"),
+        (["--game", "liars_dice", "--depth", "2", "--particles", "4"], "no perfect-recall public observer"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv, message):
+    out = tmp_path / "bad.h5"
+    rc = main(["generate", *argv, "--trunks", "3", "--cfr-iterations", "5", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_version_1_files_are_still_read(tmp_path):
+    out = tmp_path / "k.h5"
+    assert main(["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--cfr-iterations", "5", "--out", str(out)]) == 0
+    with h5py.File(out, "a") as f:
+        f.attrs["schema_version"] = 1
+    with PBSDataset(out) as ds:
+        assert ds.attrs["schema_version"] == 1 and ds.num_samples > 0
+    architecture("positional").build(DataLayout.from_file(out))  # an enumerated file: no objection
+
+
+def test_positional_value_functions_refuse_particle_files(reference):
+    layout = DataLayout.from_file(reference)
+    architecture("particle").build(layout)
+    with pytest.raises(PvfError, match="particle dataset .6 particles per sample.*positional value function would need"):
+        architecture("positional").build(layout)
+    g13 = "goofspiel(num_cards=13,imp_info=True,points_order=descending)"
+    big = replace(layout, particles=64, depth=4, positional_inputs=positional_inputs(g13, 4))
+    with pytest.raises(PvfError, match="at least 7,139 inputs"):
+        architecture("positional").build(big)
+
+
+def test_positional_bound_is_the_papers_table_1():
+    """Lemma 2 (app. A), 13 cards: 7,139 infostates at depth 4 and 4.0·10⁶ at depth 8, as Table 1."""
+    g13 = "goofspiel(num_cards=13,imp_info=True,points_order=descending)"
+    x = 13 * 12 * 11 * 10 * 12 * 11 * 10 * 9 / 16
+    assert positional_inputs(g13, 4) == int(np.ceil(2 * np.sqrt(x))) == 7139
+    assert positional_inputs(g13, 8) == pytest.approx(4.0e6, rel=0.02)
+    assert positional_inputs("leduc_poker", 4) == 0
+
+
+def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, capsys):
+    out = tmp_path / "p.h5"
+    out.write_bytes(reference.read_bytes())
+    rc = main(["generate", "--game", "goofspiel5", "--depth", "2", "--trunks", "12", "--cfr-iterations", "50",
+               "--task-size", "4", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "particle dataset" in err and "--overwrite" in err
