@@ -16,7 +16,6 @@ import argparse
 import platform
 import time
 
-import numpy as np
 from open_spiel.python.algorithms.mmd_dilated import MMDDilatedEnt
 
 from pvf.games.public_tree import build_public_tree

@@ -5,7 +5,6 @@ working directory as it was (listed before and after)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

@@ -73,7 +73,7 @@ def test_utilities_import_no_package(utility):
 
 
 def test_the_layers_form_no_cycle():
-    seen, done = set(), set()
+    done = set()
 
     def visit(package, stack):
         assert package not in stack, f"cycle: {' -> '.join([*stack, package])}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError

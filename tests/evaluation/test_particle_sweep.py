@@ -1,7 +1,6 @@
 """Fig. 4 generalised on Goofspiel-5: particle trunks drawn by the random-trunk mix."""
 
 import numpy as np
-import pytest
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
@@ -9,7 +8,6 @@ from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_s
 from pvf.games.loading import load_game
 from pvf.games.particle_tree import history_actions
 from pvf.solvers.evaluators import ExactEvaluator
-from pvf.solvers.sparse_trunks import uniform_exploitability
 from tests.conftest import GOOF5, cached_tree
 
 

@@ -157,7 +157,6 @@ def test_dataset_pickles_without_file_data(kuhn_file):
 
 @pytest.mark.slow
 def test_spawned_workers_read_the_file_themselves(kuhn_file):
-    layout = DataLayout.from_file(kuhn_file)
     dataset = PbsTorchDataset(kuhn_file, np.arange(8))
     dataset[0]
     collate = PbsCollate()
