@@ -1,0 +1,311 @@
+"""Ensemble training: S independent value networks trained as one batched model.
+
+Member s is the run `pvf train` would make with seed s_k (its own
+initialisation, its own dataset file, its own batch order), and all S
+members take each training step together:
+  1. Init: under `torch.manual_seed(seed)` the member's LightningModule is
+     built (positional / particle / any `ValueFunctionModule` with
+     `predict`); the nets' weights are stacked (`pvf.nets.stacked`).
+  2. Data: each member's training rows are its file's trunk split
+     (`split_by_trunk`, seeded as `PbsDataModule`); its batch order is a
+     `MemberSampler` (a seeded permutation per epoch, full batches only).
+     One step gathers B rows from each of the S files and collates all S·B
+     samples at once: the particle view is padded to the step's largest
+     set, which changes no value (padding is masked), then split to
+     `[S, B, ...]`.
+  3. Step: one vmapped forward of every member on its own batch, the sum
+     of the members' masked MSEs, one backward, one Adam step on the
+     stacked parameters. Members do not interact: the sum's gradient for
+     member s is its own loss's gradient, and Adam is elementwise (its
+     step count is shared, as all members step together), so this is S
+     independent Adam runs. `separate_run` is the same training one member
+     at a time, with the module's own loss: the reference of the tests.
+  4. Member losses are kept on the device (`[steps, S]`, no host sync in
+     the step loop); `save_members` writes each member as the checkpoint
+     `pvf train` writes (`load_value_function` and Lightning's
+     `load_from_checkpoint` read it), and `state_dict` / `load_state_dict`
+     hold the whole training state (weights, Adam, samplers, step) so a
+     killed run can continue.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from torch import Tensor
+
+from pvf.datasets.reader import PBSDataset
+from pvf.errors import PvfError
+from pvf.nets.stacked import StackedNets
+from pvf.trainers.checkpoint import value_function_meta
+from pvf.trainers.data import PbsBatch, PbsCollate, PbsRows, PbsTorchDataset, split_by_trunk
+from pvf.trainers.layout import DataLayout
+from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
+
+MODULES: dict[str, type[ValueFunctionModule]] = {"positional": PositionalModule, "particle": ParticleModule}
+
+
+class MemberSampler:
+    """One member's batch order: a seeded permutation of its rows per epoch, cut into full batches.
+
+    num_rows: rows of the member's training set; batch_size: B (at most num_rows).
+    `next()` returns the next batch's positions `[B]` in the training set.
+    """
+
+    def __init__(self, num_rows: int, batch_size: int, seed: int) -> None:
+        if not 0 < batch_size <= num_rows:
+            raise PvfError(f"batch size {batch_size} needs 1 to {num_rows} training samples per member")
+        self.num_rows = num_rows
+        self.batch_size = batch_size
+        self.generator = torch.Generator().manual_seed(seed)
+        self.order = np.empty(0, dtype=np.int64)
+        self.position = 0
+
+    def next(self) -> np.ndarray:
+        if self.position + self.batch_size > len(self.order):
+            self.order = torch.randperm(self.num_rows, generator=self.generator).numpy()
+            self.position = 0
+        batch = self.order[self.position : self.position + self.batch_size]
+        self.position += self.batch_size
+        return batch
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"generator": self.generator.get_state(), "order": torch.from_numpy(self.order.copy()), "position": self.position}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.generator.set_state(state["generator"])
+        self.order = state["order"].numpy().copy()
+        self.position = int(state["position"])
+
+
+def concat_rows(parts: Sequence[PbsRows]) -> PbsRows:
+    """Several members' `PbsRows` back to back (sample axis and infostate axis)."""
+    return PbsRows(**{k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
+
+
+def to_device(batch: PbsBatch, device: torch.device | str, dtype: torch.dtype) -> PbsBatch:
+    """A collated batch on `device`, floating tensors as `dtype`."""
+    return {  # type: ignore[return-value]
+        k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype, non_blocking=True) for k, v in batch.items()
+    }
+
+
+@dataclass(frozen=True)
+class MemberData:
+    """One member's training data: the file, its training rows and their dataset."""
+
+    path: str
+    rows: np.ndarray
+    dataset: PbsTorchDataset
+
+
+def member_data(path: str | Path, seed: int, val_fraction: float = 0.1, target: str = "average") -> MemberData:
+    """The training split `PbsDataModule(path, split_seed=seed)` would use."""
+    with PBSDataset(path) as ds:
+        trunk = ds.trunk
+    train_rows, _ = split_by_trunk(trunk, val_fraction, seed)
+    return MemberData(str(path), train_rows, PbsTorchDataset(path, train_rows, target))
+
+
+def build_member(architecture: str, layout: DataLayout, seed: int, **model_args: Any) -> ValueFunctionModule:
+    """Member `seed`'s module, initialised as `pvf train` with that seed initialises it."""
+    if architecture not in MODULES:
+        raise PvfError(f"unknown architecture {architecture!r}; choose from {', '.join(MODULES)}")
+    torch.manual_seed(seed)
+    return MODULES[architecture](layout=layout.to_dict(), **model_args)
+
+
+class EnsembleTrainer:
+    """S members of one architecture trained together (see the module docstring).
+
+    modules: one module per member (same class and hyper-parameters).
+    data: per member its `MemberData`; seeds: per member its seed (batch order).
+    batch_size: B samples per member and step.
+    max_steps: length of the run (sizes the loss buffer and a cosine schedule).
+    device, dtype: where and in what precision the members train.
+    """
+
+    def __init__(
+        self,
+        modules: Sequence[ValueFunctionModule],
+        data: Sequence[MemberData],
+        seeds: Sequence[int],
+        batch_size: int,
+        max_steps: int,
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype = torch.float32,
+        backend: str = "auto",
+    ) -> None:
+        if not (len(modules) == len(data) == len(seeds)):
+            raise ValueError("one module, one dataset and one seed per member")
+        first = modules[0]
+        for m in modules[1:]:
+            if type(m) is not type(first) or dict(m.hparams) != dict(first.hparams):
+                raise PvfError("ensemble members must share architecture, hyper-parameters and data layout")
+        self.modules = list(modules)
+        self.data = list(data)
+        self.seeds = [int(s) for s in seeds]
+        self.members = len(modules)
+        self.batch_size = batch_size
+        self.max_steps = max_steps
+        self.device = torch.device(device)
+        self.dtype = dtype
+        self.template = first  # its `predict` is run with each member's weights
+        self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
+        self.collate = PbsCollate(first.layout.max_slots, first.layout.normalize)
+        self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
+        self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr)
+        self.scheduler = (
+            torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, T_max=max_steps)
+            if first.lr_schedule == "cosine"
+            else None
+        )
+        self.step_count = 0
+        self.losses = torch.full((max_steps, self.members), math.nan, dtype=torch.float64, device=self.device)
+
+    @classmethod
+    def from_files(
+        cls,
+        paths: Sequence[str | Path],
+        architecture: str,
+        seeds: Sequence[int],
+        max_steps: int,
+        batch_size: int = 64,
+        val_fraction: float = 0.1,
+        device: str | torch.device = "cpu",
+        dtype: torch.dtype = torch.float32,
+        backend: str = "auto",
+        **model_args: Any,
+    ) -> EnsembleTrainer:
+        """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout."""
+        layouts = [DataLayout.from_file(p) for p in paths]
+        if any(lay != layouts[0] for lay in layouts[1:]):
+            raise PvfError("the members' dataset files differ in game, depth or layout; an ensemble needs one layout")
+        data = [member_data(p, s, val_fraction) for p, s in zip(paths, seeds)]
+        modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
+        return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend)
+
+    def next_batch(self) -> PbsBatch:
+        """The next step's batches of all members, `[S·B, ...]` (member s's B samples back to back) on the device."""
+        rows = concat_rows([d.dataset.__getitems__(s.next()) for d, s in zip(self.data, self.samplers)])
+        return to_device(self.collate(rows), self.device, self.dtype)
+
+    def member_losses(self, batch: PbsBatch) -> Tensor:
+        """[S] each member's masked MSE over the real infostates of its own batch (with gradients)."""
+        template = self.template
+        values, targets, mask = self.nets.apply_rows(
+            lambda net, b: type(template).predict(_WithNet(template, net), b), batch  # type: ignore[arg-type]
+        )
+        squared = torch.where(mask, (values - targets) ** 2, 0.0).reshape(self.members, -1)
+        return squared.sum(dim=1) / mask.reshape(self.members, -1).sum(dim=1)
+
+    def step(self, batch: PbsBatch) -> Tensor:
+        """One training step of all members on `batch` (`[S·B, ...]`); returns their losses [S] (detached)."""
+        losses = self.member_losses(batch)
+        self.optimizer.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        self.optimizer.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
+        losses = losses.detach()
+        self.losses[self.step_count] = losses
+        self.step_count += 1
+        return losses
+
+    def fit(self, callback: Callable[[EnsembleTrainer], None] | None = None, every_n_steps: int = 0) -> None:
+        """Train up to `max_steps`; `callback(self)` before the first step and after every `every_n_steps` steps."""
+        if callback is not None and self.step_count == 0:
+            callback(self)
+        while self.step_count < self.max_steps:
+            self.step(self.next_batch())
+            if callback is not None and every_n_steps and self.step_count % every_n_steps == 0:
+                callback(self)
+
+    def member_net(self, s: int) -> torch.nn.Module:
+        """Member s's net (a copy, on the trainer's device, in the module's class)."""
+        return self.nets.member(s, self.modules[s].net)
+
+    def save_members(self, paths: Sequence[str | Path]) -> None:
+        """Member k as a `pvf train` checkpoint at `paths[k]` (float32, CPU)."""
+        for s, path in enumerate(paths):
+            module = self.modules[s]
+            self.nets.member(s, module.net)
+            module.net.to(device="cpu", dtype=torch.float32)
+            checkpoint = {
+                "epoch": 0,
+                "global_step": self.step_count,
+                "pytorch-lightning_version": pl.__version__,
+                "state_dict": {k: v.detach().clone() for k, v in module.state_dict().items()},
+                "hyper_parameters": dict(module.hparams),
+                "pvf": value_function_meta(module.architecture, module.net, module.layout),
+            }
+            torch.save(checkpoint, str(path))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The whole training state: weights, Adam, schedule, samplers, step, losses."""
+        return {
+            "nets": self.nets.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+            "samplers": [s.state_dict() for s in self.samplers],
+            "step": self.step_count,
+            "losses": self.losses.cpu(),
+            "seeds": list(self.seeds),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if list(state["seeds"]) != self.seeds:
+            raise PvfError(f"saved ensemble state has seeds {list(state['seeds'])}, not {self.seeds}")
+        self.nets.load_state_dict(state["nets"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.scheduler is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        for sampler, s in zip(self.samplers, state["samplers"]):
+            sampler.load_state_dict(s)
+        self.step_count = int(state["step"])
+        self.losses.copy_(state["losses"].to(self.device))
+
+
+class _WithNet:
+    """`module` seen with `net` in place of its own net (for running its `predict` on a member's weights)."""
+
+    def __init__(self, module: ValueFunctionModule, net: torch.nn.Module) -> None:
+        self._module = module
+        self.net = net
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def separate_run(
+    module: ValueFunctionModule,
+    data: MemberData,
+    seed: int,
+    batch_size: int,
+    steps: int,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> Tensor:
+    """One member trained alone, as `EnsembleTrainer` trains it: losses [steps] (the reference)."""
+    module = module.to(device=device, dtype=dtype)
+    sampler = MemberSampler(len(data.rows), batch_size, seed)
+    collate = PbsCollate(module.layout.max_slots, module.layout.normalize)
+    optimizer = torch.optim.Adam(module.parameters(), lr=module.lr)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps) if module.lr_schedule == "cosine" else None
+    losses = torch.zeros(steps, dtype=torch.float64, device=device)
+    for step in range(steps):
+        batch = to_device(collate(data.dataset.__getitems__(sampler.next())), device, dtype)
+        loss, _ = module.loss(batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        losses[step] = loss.detach()
+    return losses
