@@ -8,7 +8,8 @@
    every member evaluates its own leaves in one batched forward pass.
 2. `ensemble_trunk_exploitability` solves the trunk for all S members in
    one batched CFR+ call (`pvf.solvers.batched_trunk`) and returns each
-   member's exact trunk exploitability.
+   member's exact trunk exploitability (warm-started LPs,
+   `pvf.solvers.warm_exploitability`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks
 from pvf.solvers.cfr_plus import LeafEvaluator
 from pvf.solvers.trunk_exploitability import TrunkExploitability
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
+from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.layout import DataLayout
 
 
@@ -44,8 +46,12 @@ def ensemble_trunk_exploitability(
     layout: DataLayout,
     features: FeatureTables,
     iterations: int = DEFAULT_ITERATIONS,
+    lp: TrunkExploitabilityLP | None = None,
 ) -> list[TrunkExploitability]:
-    """Each member's exact trunk exploitability, the S trunk solves in one batched CFR+ call."""
+    """Each member's exact trunk exploitability, the S trunk solves in one batched CFR+ call.
+
+    lp: the trunk's exploitability LPs, to reuse across measurements (built here when None).
+    """
     was_training = stacked.training
     stacked.eval()
     try:
@@ -53,4 +59,4 @@ def ensemble_trunk_exploitability(
         strategies = solve_trunks(trunk, evaluator, stacked.num_members, iterations)
     finally:
         stacked.train(was_training)
-    return evaluate_trunks(trunk, strategies)
+    return evaluate_trunks(trunk, strategies, lp)

@@ -9,8 +9,10 @@ the leaf evaluator's values differ by row. So:
      evaluator: row b to member b) solves B different depth-limited
      problems in one call. Rows never mix: each row's iterates are those
      of `solve_trunk` with row b's evaluator.
-  2. `evaluate_trunks` computes each row's exact trunk exploitability
-     (`evaluate_trunk`, the LP of `pvf.solvers.trunk_exploitability`).
+  2. `evaluate_trunks` computes each row's exact trunk exploitability with
+     one pair of warm-started LPs for all rows
+     (`pvf.solvers.warm_exploitability`; the same LP as `evaluate_trunk`,
+     certified the same way).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 
 from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
 from pvf.solvers.trunk_exploitability import TrunkExploitability
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, evaluate_trunk
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
+from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 
 
 def solve_trunks(
@@ -35,6 +38,11 @@ def solve_trunks(
     return result.average_strategy
 
 
-def evaluate_trunks(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> list[TrunkExploitability]:
-    """Exact trunk exploitability of each row of `strategies` (per player [B, S_n])."""
-    return [evaluate_trunk(trunk, (strategies[0][b], strategies[1][b])) for b in range(strategies[0].shape[0])]
+def evaluate_trunks(
+    trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray], lp: TrunkExploitabilityLP | None = None
+) -> list[TrunkExploitability]:
+    """Exact trunk exploitability of each row of `strategies` (per player [B, S_n]).
+
+    lp: the trunk's LPs, to reuse across calls (built here when None).
+    """
+    return (lp if lp is not None else TrunkExploitabilityLP(trunk)).many(strategies)
