@@ -73,7 +73,7 @@ def train_ensemble(
     val_loss = [math.nan] * len(seeds)
     val_epoch = [0] * len(seeds)  # Lightning first validates at the end of epoch 0
     if state is not None and Path(state).exists():
-        saved = torch.load(state, map_location=trainer.device, weights_only=True)
+        saved = torch.load(state, map_location="cpu", weights_only=True)  # load_state_dict moves to the device
         trainer.load_state_dict(saved["trainer"])
         histories, val_loss, val_epoch = saved["histories"], saved["val_loss"], saved["val_epoch"]
     last_save = time.monotonic()

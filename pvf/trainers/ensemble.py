@@ -79,8 +79,8 @@ class MemberSampler:
         return {"generator": self.generator.get_state(), "order": torch.from_numpy(self.order.copy()), "position": self.position}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.generator.set_state(state["generator"])
-        self.order = state["order"].numpy().copy()
+        self.generator.set_state(state["generator"].cpu())  # a CPU generator, wherever the state was loaded
+        self.order = state["order"].cpu().numpy().copy()
         self.position = int(state["position"])
 
 
