@@ -11,8 +11,10 @@ For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
      its own Adam), the same batches and the same number of steps, timed
      after a warm-up. "step": batches collated beforehand and already on
      the device (the bare training step, as benchmarks/train_speed.py);
-     "loop": the ensemble fetching and collating its S·B samples every
-     step against separate runs doing the same for their B each.
+     "loop": the ensemble gathering its S·B samples every step from its
+     training sets, collated once on the device (`preload`), against
+     separate runs fetching and collating their B each, as a Lightning
+     loop does.
   3. Evaluation, per architecture: each member's trunk exploitability
      (100 CFR+ iterations with the net at the leaves, then the exact LP),
      all S in one batched CFR+ call (`ensemble_trunk_exploitability`)

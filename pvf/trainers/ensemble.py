@@ -11,8 +11,10 @@ members take each training step together:
      `MemberSampler` (a seeded permutation per epoch, full batches only).
      One step gathers B rows from each of the S files and collates all S·B
      samples at once: the particle view is padded to the step's largest
-     set, which changes no value (padding is masked), then split to
-     `[S, B, ...]`.
+     set, which changes no value (padding is masked). With `preload`, every
+     member's training split is collated once and kept on the device
+     (padded to the largest set of all files), and a step is one gather per
+     tensor: no collation, no host-to-device copy of samples per step.
   3. Step: one vmapped forward of every member on its own batch, the sum
      of the members' masked MSEs, one backward, one Adam step on the
      stacked parameters. Members do not interact: the sum's gradient for
@@ -129,6 +131,8 @@ class EnsembleTrainer:
     batch_size: B samples per member and step.
     max_steps: length of the run (sizes the loss buffer and a cosine schedule).
     device, dtype: where and in what precision the members train.
+    backend: of `StackedNets` ("auto", "bmm", "vmap").
+    preload: keep all training samples collated on the device (see the module docstring).
     """
 
     def __init__(
@@ -141,6 +145,7 @@ class EnsembleTrainer:
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float32,
         backend: str = "auto",
+        preload: bool = True,
     ) -> None:
         if not (len(modules) == len(data) == len(seeds)):
             raise ValueError("one module, one dataset and one seed per member")
@@ -160,6 +165,7 @@ class EnsembleTrainer:
         self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
         self.collate = PbsCollate(first.layout.max_slots, first.layout.normalize)
         self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
+        self.preloaded = _Preloaded(self.data, self.collate, self.device, dtype) if preload else None
         # fused on CUDA: one kernel for all stacked tensors (still elementwise, so per-member exact)
         self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=self.device.type == "cuda")
         self.scheduler = (
@@ -182,6 +188,7 @@ class EnsembleTrainer:
         device: str | torch.device = "cpu",
         dtype: torch.dtype = torch.float32,
         backend: str = "auto",
+        preload: bool = True,
         **model_args: Any,
     ) -> EnsembleTrainer:
         """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout."""
@@ -190,11 +197,14 @@ class EnsembleTrainer:
             raise PvfError("the members' dataset files differ in game, depth or layout; an ensemble needs one layout")
         data = [member_data(p, s, val_fraction) for p, s in zip(paths, seeds)]
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
-        return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend)
+        return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload)
 
     def next_batch(self) -> PbsBatch:
         """The next step's batches of all members, `[S·B, ...]` (member s's B samples back to back) on the device."""
-        rows = concat_rows([d.dataset.__getitems__(s.next()) for d, s in zip(self.data, self.samplers)])
+        positions = [sampler.next() for sampler in self.samplers]
+        if self.preloaded is not None:
+            return self.preloaded.gather(positions)
+        rows = concat_rows([d.dataset.__getitems__(p) for d, p in zip(self.data, positions)])
         return to_device(self.collate(rows), self.device, self.dtype)
 
     def member_losses(self, batch: PbsBatch) -> Tensor:
@@ -271,6 +281,31 @@ class EnsembleTrainer:
             sampler.load_state_dict(s)
         self.step_count = int(state["step"])
         self.losses.copy_(state["losses"].to(self.device))
+
+
+class _Preloaded:
+    """All members' training samples collated once, back to back, on the device.
+
+    Member k's sample i is row `offsets[k] + i`; the particle view is padded
+    to the largest set of all members (padding is masked, so no value changes).
+    """
+
+    def __init__(self, data: Sequence[MemberData], collate: PbsCollate, device: torch.device, dtype: torch.dtype) -> None:
+        parts = [collate(d.dataset.__getitems__(np.arange(len(d.rows)))) for d in data]
+        width = max(p["mask"].shape[1] for p in parts)
+        self.rows: PbsBatch = {}  # type: ignore[typeddict-item]
+        for key in parts[0]:
+            tensors = [p[key] for p in parts]
+            if key in ("beliefs", "features", "targets", "mask"):  # the particle view: pad axis 1
+                tensors = [torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, width - t.shape[1])) for t in tensors]
+            self.rows[key] = to_device({key: torch.cat(tensors)}, device, dtype)[key]  # type: ignore[index]
+        self.offsets = np.cumsum([0] + [len(d.rows) for d in data])[:-1]
+        self.device = device
+
+    def gather(self, positions: Sequence[np.ndarray]) -> PbsBatch:
+        """Members' batches (positions in their training sets) as `[S·B, ...]`."""
+        index = torch.from_numpy(np.concatenate([o + p for o, p in zip(self.offsets, positions)])).to(self.device, non_blocking=True)
+        return {key: value.index_select(0, index) for key, value in self.rows.items()}  # type: ignore[return-value]
 
 
 class _WithNet:

@@ -58,12 +58,13 @@ def separate_losses(paths, architecture, batch_size=16, lr_schedule="constant", 
     return torch.stack(runs, dim=1)
 
 
-@pytest.mark.parametrize("backend", ["bmm", "vmap"])
+@pytest.mark.parametrize("backend, preload", [("bmm", True), ("bmm", False), ("vmap", True)])
 @pytest.mark.parametrize("architecture", ["positional", "particle"])
-def test_members_train_as_separate_runs(goofspiel_files, architecture, backend):
+def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, preload):
     """float64: every member's loss trajectory equals its separate run's for 50 steps."""
     trainer = EnsembleTrainer.from_files(
-        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend, **SMALL[architecture]
+        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend,
+        preload=preload, **SMALL[architecture]
     )
     padded = 0  # members whose own batch had fewer particles than the step's padded set
     for _ in range(10):
@@ -71,7 +72,8 @@ def test_members_train_as_separate_runs(goofspiel_files, architecture, backend):
         mask = mask.reshape(len(SEEDS), -1, mask.shape[1])
         padded += int((mask.sum(dim=2).amax(dim=1) < mask.shape[2]).sum())
     trainer = EnsembleTrainer.from_files(
-        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend, **SMALL[architecture]
+        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend,
+        preload=preload, **SMALL[architecture]
     )
     trainer.fit()
     reference = separate_losses(goofspiel_files, architecture, BATCH, **SMALL[architecture])
