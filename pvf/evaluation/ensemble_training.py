@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import torch
 
+from pvf.datasets.reader import PBSDataset
 from pvf.evaluation.ensemble import ensemble_trunk_exploitability
 from pvf.evaluation.networks import check_features
 from pvf.evaluation.training import TrainingRun
@@ -35,8 +36,7 @@ from pvf.games.public_tree import build_public_tree
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
-from pvf.datasets.reader import PBSDataset
-from pvf.trainers.ensemble import EnsembleTrainer, to_device
+from pvf.trainers.ensemble import EnsembleTrainer, predict_with, to_device
 
 VALIDATION_CHUNK = 1024  # samples per validation forward pass
 
@@ -126,17 +126,10 @@ def _validation_loss(trainer: EnsembleTrainer, k: int, dataset: PbsTorchDataset)
     for start in range(0, len(dataset), VALIDATION_CHUNK):
         batch = to_device(collate(dataset.__getitems__(list(range(start, min(start + VALIDATION_CHUNK, len(dataset)))))),
                           trainer.device, trainer.dtype)
-        values, targets, mask = type(module).predict(_Net(net), batch)  # type: ignore[arg-type]
+        values, targets, mask = predict_with(module, net, batch)
         total += float(torch.where(mask, (values - targets) ** 2, 0.0).sum())
         count += int(mask.sum())
     return total / count if count else math.nan
-
-
-class _Net:
-    """Stands in for a module in `predict`, which reads only its `net`."""
-
-    def __init__(self, net: torch.nn.Module) -> None:
-        self.net = net
 
 
 def _save_state(path: str | Path, state: dict[str, Any]) -> None:

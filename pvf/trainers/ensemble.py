@@ -210,9 +210,7 @@ class EnsembleTrainer:
     def member_losses(self, batch: PbsBatch) -> Tensor:
         """[S] each member's masked MSE over the real infostates of its own batch (with gradients)."""
         template = self.template
-        values, targets, mask = self.nets.apply_rows(
-            lambda net, b: type(template).predict(_WithNet(template, net), b), batch  # type: ignore[arg-type]
-        )
+        values, targets, mask = self.nets.apply_rows(lambda net, b: predict_with(template, net, b), batch)
         squared = torch.where(mask, (values - targets) ** 2, 0.0).reshape(self.members, -1)
         return squared.sum(dim=1) / mask.reshape(self.members, -1).sum(dim=1)
 
@@ -306,6 +304,11 @@ class _Preloaded:
         """Members' batches (positions in their training sets) as `[S·B, ...]`."""
         index = torch.from_numpy(np.concatenate([o + p for o, p in zip(self.offsets, positions)])).to(self.device, non_blocking=True)
         return {key: value.index_select(0, index) for key, value in self.rows.items()}  # type: ignore[return-value]
+
+
+def predict_with(module: ValueFunctionModule, net: torch.nn.Module, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
+    """`module.predict(batch)` computed by `net` instead of `module.net` (same architecture)."""
+    return type(module).predict(_WithNet(module, net), batch)  # type: ignore[arg-type]
 
 
 class _WithNet:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pvf.trainers.checkpoint import load_value_function
-from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, separate_run
+from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, predict_with, separate_run
 from pvf.trainers.layout import DataLayout
 from pvf.trainers.module import ParticleModule, PositionalModule
 
@@ -101,9 +101,7 @@ def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_pa
     trainer.save_members(paths)
     batch = trainer.next_batch()
     with torch.no_grad():
-        values, _, _ = trainer.nets.apply_rows(
-            lambda net, b: type(trainer.template).predict(_Holder(net), b), batch
-        )
+        values, _, _ = trainer.nets.apply_rows(lambda net, b: predict_with(trainer.template, net, b), batch)
     rows = batch["public"].shape[0] // len(SEEDS)
     cls = {"positional": PositionalModule, "particle": ParticleModule}[architecture]
     for k, path in enumerate(paths):
@@ -111,7 +109,7 @@ def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_pa
         assert meta.architecture == architecture and meta.layout == DataLayout.from_file(leduc_files[k])
         member = {key: v[k * rows : (k + 1) * rows] for key, v in batch.items()}
         with torch.no_grad():
-            alone, _, _ = type(trainer.template).predict(_Holder(net), member)
+            alone, _, _ = predict_with(trainer.template, net, member)
             lightning = cls.load_from_checkpoint(path)
             via_lightning, _, _ = lightning.predict(member)
         assert torch.allclose(alone, values[k * rows : (k + 1) * rows], atol=1e-6)
@@ -130,10 +128,3 @@ def test_resumed_training_continues_exactly(leduc_files):
     resumed.load_state_dict(state)
     resumed.fit()
     assert torch.equal(resumed.losses, straight.losses)
-
-
-class _Holder:
-    """Stands in for a module in `predict`: only its `net` is read."""
-
-    def __init__(self, net: torch.nn.Module) -> None:
-        self.net = net
