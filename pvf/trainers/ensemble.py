@@ -50,6 +50,7 @@ from pvf.trainers.data import PbsBatch, PbsCollate, PbsRows, PbsTorchDataset, sp
 from pvf.trainers.layout import DataLayout
 from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
 
+RING = 4  # pinned index buffers in flight on CUDA
 MODULES: dict[str, type[ValueFunctionModule]] = {"positional": PositionalModule, "particle": ParticleModule}
 
 
@@ -299,11 +300,32 @@ class _Preloaded:
             self.rows[key] = to_device({key: torch.cat(tensors)}, device, dtype)[key]  # type: ignore[index]
         self.offsets = np.cumsum([0] + [len(d.rows) for d in data])[:-1]
         self.device = device
+        # On CUDA the step's row indices go through a ring of pinned buffers: a copy from pinned
+        # memory is asynchronous, so the step loop never waits for the GPU; a buffer is reused
+        # only after the event recorded behind its previous copy.
+        self._ring: list[tuple[Tensor, Any]] = []
+        self._turn = 0
 
     def gather(self, positions: Sequence[np.ndarray]) -> PbsBatch:
         """Members' batches (positions in their training sets) as `[S·B, ...]`."""
-        index = torch.from_numpy(np.concatenate([o + p for o, p in zip(self.offsets, positions)])).to(self.device, non_blocking=True)
-        return {key: value.index_select(0, index) for key, value in self.rows.items()}  # type: ignore[return-value]
+        index = np.concatenate([o + p for o, p in zip(self.offsets, positions)])
+        return {key: value.index_select(0, self._to_device(index)) for key, value in self.rows.items()}  # type: ignore[return-value]
+
+    def _to_device(self, index: np.ndarray) -> Tensor:
+        if self.device.type != "cuda":
+            return torch.from_numpy(index).to(self.device)
+        if not self._ring or self._ring[0][0].numel() != index.size:
+            self._ring = [(torch.empty(index.size, dtype=torch.int64).pin_memory(), None) for _ in range(RING)]
+        buffer, done = self._ring[self._turn]
+        if done is not None:
+            done.synchronize()
+        buffer.numpy()[:] = index
+        on_device = buffer.to(self.device, non_blocking=True)
+        event = torch.cuda.Event()
+        event.record()
+        self._ring[self._turn] = (buffer, event)
+        self._turn = (self._turn + 1) % RING
+        return on_device
 
 
 def predict_with(module: ValueFunctionModule, net: torch.nn.Module, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
