@@ -128,3 +128,25 @@ def test_resumed_training_continues_exactly(leduc_files):
     resumed.load_state_dict(state)
     resumed.fit()
     assert torch.equal(resumed.losses, straight.losses)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("architecture", ["positional", "particle"])
+def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_path):
+    """On the GPU too (preloaded data, pinned index ring, fused Adam): float64 trajectories, resumable state."""
+    kwargs = dict(batch_size=BATCH, dtype=torch.float64, device="cuda", **SMALL[architecture])
+    trainer = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, **kwargs)
+    for _ in range(STEPS // 2):
+        trainer.step(trainer.next_batch())
+    resumed = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, **kwargs)
+    resumed.load_state_dict({k: v for k, v in trainer.state_dict().items()})
+    resumed.fit()
+    layout = DataLayout.from_file(goofspiel_files[0])
+    reference = torch.stack([
+        separate_run(build_member(architecture, layout, seed, **SMALL[architecture]), member_data(path, seed), seed, BATCH,
+                     STEPS, device="cuda", dtype=torch.float64)
+        for path, seed in zip(goofspiel_files, SEEDS)
+    ], dim=1)
+    assert (resumed.losses - reference).abs().max() < 1e-6
+    resumed.save_members([tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))])
+    load_value_function(tmp_path / "m0.ckpt")
