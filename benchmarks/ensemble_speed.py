@@ -1,19 +1,21 @@
 """Speed of ensembles: S members trained and evaluated together against S separate runs.
 
-    python benchmarks/ensemble_speed.py [--games leduc goofspiel5] [--members 10] [--device cpu|cuda] [--json]
+    python benchmarks/ensemble_speed.py [--games leduc goofspiel5] [--architectures positional particle attention]
+                                        [--members 10] [--device cpu|cuda] [--json]
 
 For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
   1. Data: S small PBS files generated into a temporary directory, one per
      member (generation seed s), so it runs from a fresh clone.
-  2. Training, per architecture (positional, particle; the paper's sizes):
+  2. Training, per architecture (default: every registered one,
+     `pvf.valuefn.registry`; the paper's sizes, attention's defaults):
      the S-member `EnsembleTrainer` (one batched step for all members)
      against S separate runs (each member's own module, `module.loss`,
      its own Adam), the same batches and the same number of steps, timed
-     after a warm-up. "step": batches collated beforehand and already on
+     after a warm-up. "step": batches encoded beforehand and already on
      the device (the bare training step, as benchmarks/train_speed.py);
      "loop": the ensemble gathering its S·B samples every step from its
-     training sets, collated once on the device (`preload`), against
-     separate runs fetching and collating their B each, as a Lightning
+     training sets, encoded once on the device (`preload`), against
+     separate runs fetching and encoding their B each, as a Lightning
      loop does.
   3. Evaluation, per architecture: each member's trunk exploitability
      (100 CFR+ iterations with the net at the leaves, then the exact LP),
@@ -40,18 +42,17 @@ import torch
 
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.layout import DataLayout
 from pvf.evaluation.ensemble import ensemble_evaluator
-from pvf.evaluation.networks import network_evaluator
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
-from pvf.trainers.data import PbsCollate
 from pvf.trainers.ensemble import EnsembleTrainer, to_device
-from pvf.trainers.layout import DataLayout
+from pvf.valuefn.evaluator import NetworkEvaluator
+from pvf.valuefn.registry import ARCHITECTURES
 
 GAMES = {"leduc": ("leduc_poker", 7, 8), "goofspiel5": ("goofspiel5", 2, 16)}  # game, depth, trunks per file
-ARCHITECTURES = ("positional", "particle")
 POOL = 8  # distinct pre-collated batches cycled through
 
 
@@ -85,14 +86,13 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     modules = [trainer.modules[s].to(device) for s in range(S)]  # member s's own module, as a separate run has it
     optimizers = [torch.optim.Adam(m.parameters(), lr=m.lr) for m in modules]
     own = [[{k: v[s * B : (s + 1) * B] for k, v in b.items()} for b in batches] for s in range(S)]
-    collate = PbsCollate(trainer.template.layout.max_slots, trainer.template.layout.normalize)
 
     def separate_steps(n: int, fetch: bool) -> None:
         for s in range(S):
             for i in range(n):
                 if fetch:
                     rows = trainer.data[s].dataset.__getitems__(trainer.samplers[s].next())
-                    batch = to_device(collate(rows), device, torch.float32)
+                    batch = to_device(trainer.encode(rows), device, torch.float32)
                 else:
                     batch = own[s][i % POOL]
                 loss, _ = modules[s].loss(batch)
@@ -117,17 +117,18 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     }
 
 
-def time_evaluation(trainer: EnsembleTrainer, architecture: str, game: str, depth: int, iterations: int, device: torch.device) -> dict[str, Any]:
+def time_evaluation(trainer: EnsembleTrainer, game: str, depth: int, iterations: int, device: torch.device) -> dict[str, Any]:
     """Trunk exploitability of all S members: one batched CFR+ call against one member at a time."""
     tree = build_public_tree(game)
     trunk = build_trunk(tree, depth)
     features = build_feature_tables(tree)
-    layout: DataLayout = trainer.template.layout
+    layout: DataLayout = trainer.layout
+    architecture = trainer.architecture
     S = trainer.members
     stacked = trainer.nets.eval()
     nets = [trainer.member_net(s).to(device).eval() for s in range(S)]
     batched = ensemble_evaluator(trunk, stacked, architecture, layout, features)
-    alone = [network_evaluator(trunk, net, architecture, layout, features) for net in nets]
+    alone = [NetworkEvaluator(trunk, net, architecture, layout, features) for net in nets]
     solve_trunks(trunk, batched, S, 2)  # warm-up
     solve_trunk(trunk, alone[0], 2)
     out: dict[str, Any] = {}
@@ -148,6 +149,7 @@ def time_evaluation(trainer: EnsembleTrainer, architecture: str, game: str, dept
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="+", choices=sorted(GAMES), default=list(GAMES))
+    parser.add_argument("--architectures", nargs="+", choices=sorted(ARCHITECTURES), default=list(ARCHITECTURES))
     parser.add_argument("--members", type=int, default=10)
     parser.add_argument("--device", default="cpu", help="cpu or cuda (cuda:N)")
     parser.add_argument("--steps", type=int, default=50, help="timed training steps per run")
@@ -180,10 +182,10 @@ def main() -> None:
                 paths.append(Path(tmp) / f"{name}_{s}.h5")
                 spec = GenerationSpec(game=game, depth=depth, num_trunks=trunks, cfr_iterations=20, seed=s)
                 generate(spec, paths[-1], progress=False)
-            for arch in ARCHITECTURES:
+            for arch in args.architectures:
                 train = time_training(paths, arch, args, device)
                 trainer = train.pop("trainer")
-                evaluate = time_evaluation(trainer, arch, game, depth, args.iterations, device)
+                evaluate = time_evaluation(trainer, game, depth, args.iterations, device)
                 details[f"{name}/{arch}"] = {"training": train, "evaluation": evaluate}
                 training.append(train["step_speedup"])
                 evaluation.append(evaluate["speedup"])

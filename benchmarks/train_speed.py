@@ -33,9 +33,11 @@ from pvf.datasets.generate import generate
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.training import train_value_function
-from pvf.trainers.data import PbsBatch, PbsCollate, PbsSample, PbsTorchDataset
-from pvf.trainers.layout import DataLayout
-from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
+from pvf.datasets.layout import DataLayout
+from pvf.trainers.data import PbsCollate, PbsSample, PbsTorchDataset
+from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn import ARCHITECTURES, architecture
+from pvf.valuefn.architecture import Architecture, Batch
 
 GAMES = {"leduc": ("leduc_poker", 7), "goofspiel5": ("goofspiel5", 2)}
 POOL = 16  # distinct batches cycled through
@@ -66,21 +68,22 @@ def synthetic_samples(game: str, depth: int, count: int, seed: int = 0) -> tuple
     return layout, samples
 
 
-def time_collate(collate: PbsCollate, samples: list[PbsSample], batch_size: int) -> float:
-    """Samples per second through the collate function."""
+def time_collate(arch: Architecture, layout: DataLayout, samples: list[PbsSample], batch_size: int) -> float:
+    """Samples per second through the collate function and the architecture's encoding."""
+    collate = PbsCollate()
     start = time.perf_counter()
     for i in range(0, len(samples) - batch_size + 1, batch_size):
-        collate(samples[i : i + batch_size])
+        arch.encode_batch(collate(samples[i : i + batch_size]), layout)
     return (len(samples) // batch_size) * batch_size / (time.perf_counter() - start)
 
 
-def time_steps(module: ValueFunctionModule, batches: list[PbsBatch], steps: int, device: str) -> float:
+def time_steps(module: ValueFunctionModule, batches: list[Batch], steps: int, device: str) -> float:
     """Training samples per second: forward, loss, backward, Adam."""
     module.to(device)
     batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
     optimizer = module.configure_optimizers()
 
-    def step(batch: PbsBatch) -> None:
+    def step(batch: Batch) -> None:
         loss, _ = module.loss(batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -99,16 +102,16 @@ def time_steps(module: ValueFunctionModule, batches: list[PbsBatch], steps: int,
 
 
 def time_fetch(path: Path, layout: DataLayout, batch_size: int, batches: int = 200) -> tuple[float, float]:
-    """Samples per second into a `PbsBatch`: (one `__getitems__` per batch, one `__getitem__` per sample)."""
+    """Samples per second into a particle batch: (one `__getitems__` per batch, one `__getitem__` per sample)."""
     with PBSDataset(path) as ds:
         batches = min(batches, ds.num_samples // batch_size)
     dataset = PbsTorchDataset(path, np.arange(batches * batch_size))
-    collate = PbsCollate(layout.max_slots)
+    collate, particle = PbsCollate(), architecture("particle")
     rates = []
     for fetch in (dataset.__getitems__, lambda idx: [dataset[i] for i in idx]):
         start = time.perf_counter()
         for b in range(batches):
-            collate(fetch(list(range(b * batch_size, (b + 1) * batch_size))))
+            particle.encode_batch(collate(fetch(list(range(b * batch_size, (b + 1) * batch_size)))), layout)
         rates.append(batches * batch_size / (time.perf_counter() - start))
     return rates[0], rates[1]
 
@@ -142,10 +145,10 @@ def main() -> None:
           f"{torch.get_num_threads()} threads, device {args.device}, batch {args.batch_size}")
     for name in args.games:
         layout, samples = synthetic_samples(*GAMES[name], count=POOL * args.batch_size)
-        collate = PbsCollate(layout.max_slots)
-        batches = [collate(samples[i : i + args.batch_size]) for i in range(0, len(samples), args.batch_size)]
-        print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)} "
-              f"feature_dim={layout.feature_dim}; collate {time_collate(collate, samples, args.batch_size):,.0f} samples/s")
+        collate = PbsCollate()
+        print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)}; collate + encode "
+              + ", ".join(f"{a} {time_collate(architecture(a), layout, samples, args.batch_size):,.0f}" for a in ARCHITECTURES)
+              + " samples/s")
         data = None
         if args.loop:
             data = Path(tempfile.mkdtemp()) / f"{name}.h5"
@@ -153,13 +156,16 @@ def main() -> None:
             generate(GenerationSpec(game=game, depth=depth, num_trunks=200, cfr_iterations=20, seed=0), data, progress=False)
             batched, single = time_fetch(data, layout, args.batch_size)
             print(f"  fetch + collate: batched {batched:,.0f} samples/s, sample by sample {single:,.0f} ({batched / single:.1f}x)")
-        for cls in (PositionalModule, ParticleModule):
-            module = cls(layout.to_dict())
+        for arch_name in ARCHITECTURES:
+            arch = architecture(arch_name)
+            batches = [arch.encode_batch(collate(samples[i : i + args.batch_size]), layout)
+                       for i in range(0, len(samples), args.batch_size)]
+            module = ValueFunctionModule(arch, layout.to_dict())
             params = sum(p.numel() for p in module.parameters())
             rate = time_steps(module, batches, args.steps, args.device)
-            line = f"  {cls.architecture:<10} {params:>9,} params  {rate:>10,.0f} training samples/s (bare step)"
+            line = f"  {arch_name:<10} {params:>9,} params  {rate:>10,.0f} training samples/s (bare step)"
             if data is not None:
-                loop = time_loop(data, cls.architecture, args.steps, args.batch_size, args.device)
+                loop = time_loop(data, arch_name, args.steps, args.batch_size, args.device)
                 line += f", {loop:,.0f} through the Lightning loop ({loop / rate:.0%})"
             print(line)
 

@@ -24,9 +24,10 @@ import torch
 
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
-from pvf.nets import ParticleVF, PositionalVF
-from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator, ParticleEvaluator, PositionalEvaluator
+from pvf.datasets.layout import DataLayout
+from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator, architecture
 
 
 def best_time(fn, repeats: int) -> float:
@@ -53,14 +54,13 @@ def main() -> None:
     trunk = build_trunk(tree, args.depth)
     tables = build_feature_tables(tree)
     slots = tuple(int(np.diff(trunk.game.leaf_offsets[n]).max()) for n in (0, 1))
+    layout = DataLayout(tree.game_string, args.depth, "average", tables.public_dim, tables.private_dim, slots)
     torch.manual_seed(0)
-    particle = ParticleVF(feature_dim=tables.public_dim + tables.private_dim + 2, public_dim=tables.public_dim, basis_dim=sum(slots))
-    positional = PositionalVF(public_dim=tables.public_dim, num_slots=sum(slots))
-    evaluators = {
-        "particle": ParticleEvaluator(trunk, particle.eval(), tables, normalize=True),
-        "positional": PositionalEvaluator(trunk, positional.eval(), tables, slots, normalize=True),
-        "constant": ConstantEvaluator(),
-    }
+    evaluators = {}
+    for name in ARCHITECTURES:  # paper-size nets (untrained: the speed does not depend on the weights)
+        arch = architecture(name)
+        evaluators[name] = NetworkEvaluator(trunk, arch.build(layout).eval(), arch, layout, tables)
+    evaluators["constant"] = ConstantEvaluator()
     out = {
         "game": tree.game_string,
         "depth": args.depth,

@@ -1,24 +1,31 @@
 """The `pvf` command: one entry point, one subcommand per pipeline stage.
 
 Every subcommand takes `--seed`; those that print results take `--json`.
-Bad input raises `PvfError`, printed as one line with exit status 2.
-`pvf train` hands its arguments to Lightning's CLI unchanged.
+Bad input raises `PvfError`, printed as one line with exit status 2; a
+full disk while writing is one too (pvf.outputs). A closed stdout (`pvf
+solve ... --json | head -c 10`) ends the command quietly; SIGTERM is
+handled as Ctrl-C (temporary files and locks are removed, exit status 130). `pvf train` hands
+its arguments to Lightning's CLI unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
+import pvf
 from pvf.errors import PvfError
 
 # name -> module under pvf.commands; each module has add_parser() and run()
-SUBCOMMANDS = ["solve", "generate", "inspect", "evaluate", "reproduce", "experiment"]
+SUBCOMMANDS = ["solve", "describe", "generate", "inspect", "evaluate", "reproduce", "experiment"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pvf", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"pvf {pvf.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit --config configs/X.yaml)")
     for name in SUBCOMMANDS:
@@ -34,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return train_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # clean up (temporary files, locks) as on Ctrl-C
     try:
         return int(args.func(args) or 0)
     except PvfError as exc:
@@ -42,6 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"pvf {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
+        return 1
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv/ in the repository root and install pvf with its dev extras.
+# Create .venv/ in the repository root and install pvf with its dev and ray extras
+# (the tests run the Ray backend on a local instance).
 # torch is pinned to 2.13.0: on these machines that is a CPU build on local disk
 # (an unpinned torch pulls a multi-GB CUDA build).
 set -euo pipefail
@@ -9,4 +10,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0"
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+.venv/bin/python -m pip install --quiet -e ".[dev,ray]"

@@ -1,6 +1,6 @@
 """`pvf evaluate`: trunk exploitability of a trained value function, and sparse-trunk sweeps.
 
-    pvf evaluate --checkpoint C [--game G --depth D] [--iterations 100] [--save-policy F.json] [--json]
+    pvf evaluate --checkpoint C [--game G --depth D] [--iterations 100] [--solver mmd] [--save-policy F.json] [--json]
     pvf evaluate sparse --checkpoint C [C ...] [--fractions 1.0,0.9,...,0.1] [--seeds 0,1,...] [--out DIR] [--json]
 
 The first solves the trunk from the initial state to the net's training
@@ -18,7 +18,9 @@ import json
 from pathlib import Path
 
 from pvf.commands import require_positive
+from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir, check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--checkpoint", help="value-function checkpoint written by `pvf train`")
     _common(p)
+    add_solver_arguments(p)
     p.add_argument("--save-policy", metavar="F.json", help="write the trunk strategy {infostate: {action: prob}}")
     p.add_argument("--skip-oracle", action="store_true", help="skip the exact-oracle baseline (the slowest part)")
     p.set_defaults(func=run, mode=None)
@@ -66,16 +69,21 @@ def run(args: argparse.Namespace) -> int:
     if not args.checkpoint:
         raise PvfError("pass --checkpoint C (a value function written by `pvf train`)")
     require_positive(args, "iterations")
-    report = evaluate_network(load_network(args.checkpoint, args.game, args.depth), args.iterations, oracle=not args.skip_oracle)
-    out = report.as_dict()
+    solver = solver_from_args(args)
+    if args.save_policy is not None:
+        check_output_file(args.save_policy, "--save-policy")
+    network = load_network(args.checkpoint, args.game, args.depth)
+    report = evaluate_network(network, args.iterations, oracle=not args.skip_oracle, solver=solver)
+    out = {**report.as_dict(), "solver": args.solver}
     if args.save_policy:
-        save_policy(report.policy(), args.save_policy)
+        with disk_errors(args.save_policy):
+            save_policy(report.policy(), args.save_policy)
         out["policy"] = args.save_policy
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"game                 {out['game']}")
-    print(f"trunk                initial state to move {out['depth']}, {out['iterations']} CFR+ iterations")
+    print(f"trunk                initial state to move {out['depth']}, {out['iterations']} {args.solver} iterations")
     print(f"value function       {out['checkpoint']} ({out['architecture']})")
     print(f"convention           {CONVENTION}")
     print(f"{'leaf evaluator':<20} {'NashConv':>12} {'OpenSpiel':>12} {'solve s':>9}")
@@ -91,24 +99,27 @@ def run(args: argparse.Namespace) -> int:
 def run_sparse(args: argparse.Namespace) -> int:
     from pvf.evaluation.networks import load_network
     from pvf.evaluation.plots import plot_sparse
-    from pvf.evaluation.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference, write_csv
+    from pvf.evaluation.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference
     from pvf.evaluation.trunk_report import CONVENTION
     from pvf.games.features import build_feature_tables
     from pvf.games.public_tree import build_public_tree
-    from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
+    from pvf.games.paper import paper_game
+    from pvf.results import write_csv
+    from pvf.solvers.sparse_trunks import sparse_setting
 
     require_positive(args, "iterations")
+    check_output_dir(args.out, "--out")
     networks = [load_network(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
         if (other.meta.game, other.meta.layout.depth) != (layout.game, layout.depth):
             raise PvfError(f"{other.path} was trained on {other.meta.game} at depth {other.meta.layout.depth}, "
                            f"{networks[0].path} on {layout.game} at depth {layout.depth}; sweep one setting at a time")
-    paper = PAPER_SETTINGS.get(layout.game)
-    root_move = args.root_move if args.root_move is not None else (paper[0] if paper else None)
+    paper = paper_game(layout.game)
+    root_move = args.root_move if args.root_move is not None else (paper.sparse_root_move if paper else None)
     if root_move is None:
         raise PvfError(f"no default root move for {layout.game}; pass --root-move M (below depth {layout.depth})")
-    min_count = args.min_histories if args.min_histories is not None else (paper[2] if paper else 1)
+    min_count = args.min_histories if args.min_histories is not None else (paper.sparse_min_histories if paper else 1)
     fractions = _numbers(args.fractions, "--fractions", float)
     seeds = _numbers(args.seeds, "--seeds", int) if args.seeds else [args.seed]
     tree = build_public_tree(layout.game)
@@ -118,7 +129,6 @@ def run_sparse(args: argparse.Namespace) -> int:
     summary = summarize(rows, points)
     uniform = uniform_reference(setting)
     out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(summary, out_dir / "sparse.csv")
     write_csv(rows, out_dir / "sparse_runs.csv")
     plot_sparse(summary, uniform, out_dir / "sparse.png",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -54,12 +55,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.experiments import plot_curves, run_linear_targets, write_csv
+    from pvf.experiments import curve_rows, plot_curves, run_linear_targets
+    from pvf.results import write_csv
 
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise PvfError(f"cannot create output folder {args.out}: {exc.strerror}") from exc
+    check_output_dir(args.out, "--out")
     curves = run_linear_targets(  # raises PvfError on bad --n, --samples, --steps, --lr
         n=args.n,
         samples=args.samples,
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         random_basis=args.random_basis,
     )
     csv_path, png_path = args.out / "linear_targets.csv", args.out / "linear_targets.png"
-    write_csv(curves, csv_path)
+    write_csv(curve_rows(curves), csv_path)
     plot_curves(curves, png_path)
 
     final = {variant: float(losses[-1]) for variant, losses in curves.items()}

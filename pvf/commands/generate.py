@@ -1,8 +1,9 @@
-"""`pvf generate`: a PBS dataset (random trunk strategies, CFR+ targets) as one HDF5 file.
+"""`pvf generate`: a PBS dataset (random trunk strategies, CFR+ or MMD targets) as one HDF5 file.
 
 Samples every non-terminal public state at move number --depth under
 --trunks random trunk strategies, solves each PBS's subgame with
---cfr-iterations of CFR+ (many PBSs per batch) and writes the file of
+--cfr-iterations of CFR+ (many PBSs per batch; `--solver mmd`: of MMD,
+its last iterate, recorded in the file's `solver` attribute) and writes the file of
 docs/hdf5_schema.md. Killed runs resume: run the same command again. The
 same --seed gives the same samples for any --workers or --backend.
 """
@@ -12,6 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from pvf.commands import require_positive
+from pvf.commands.solver_options import add_solver_arguments
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("generate", help="generate a PBS dataset (HDF5) for value-function training", description=__doc__)
@@ -19,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=int, required=True, help="move number of the trunk's leaf public states (Leduc: 7, Goofspiel-5: 2)")
     p.add_argument("--trunks", type=int, required=True, help="number of random trunk strategies (paper: 1000)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf subgame (default 100, as the paper)")
+    add_solver_arguments(p, schedule_options=False)
     p.add_argument("--out", required=True, metavar="F.h5", help="output file; its work directory is F.h5.parts")
     p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local", help="local process pool or Ray (RAY_ADDRESS, else a local instance)")
@@ -27,6 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--p-uniform", type=float, default=None, help="trunk sampling: uniform infostate probability (default 0.05)")
     p.add_argument("--p-pure", type=float, default=None, help="trunk sampling: pure-action probability if not uniform (default 0.1)")
     p.add_argument("--p-keep", type=float, default=None, help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)")
+    p.add_argument("--max-histories", type=int, default=None, help="game-size cap (default 2,000,000 histories)")
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     p.add_argument("--overwrite", action="store_true", help="replace a file or work directory made with other parameters")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     from pvf.datasets.generate import generate
     from pvf.datasets.sampling import SamplingConfig
     from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
+    from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
+
+    if args.max_histories is None:
+        args.max_histories = DEFAULT_MAX_HISTORIES
+    require_positive(args, "max_histories")
 
     mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
     spec = GenerationSpec(
@@ -48,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingConfig(**mix),
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
+        solver=args.solver,
     )
-    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
+    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
+                      max_histories=args.max_histories)
     if args.json:
         print(json.dumps(report.as_dict()))
     elif report.status == "complete":

@@ -1,6 +1,7 @@
 """`pvf inspect F.h5`: what a PBS dataset file holds.
 
-Validates the file against docs/hdf5_schema.md and prints its provenance,
+Validates the file against docs/hdf5_schema.md (structure and values:
+indices in range, finite beliefs in [0, 1], finite targets) and prints its provenance,
 the number of samples per public state, statistics of beliefs and targets
 and the largest zero-sum residual |Σ b₁·v₁ + Σ b₂·v₂| over its samples.
 A file that is not a complete pvf PBS file is an error (exit status 2).
@@ -26,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
     with PBSDataset(args.file) as ds:
         summary = ds.summary()
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(summary, allow_nan=False))
         return 0
     attrs = summary["attrs"]
     print(f"file                 {summary['path']}")
-    for key in ("schema", "schema_version", "game", "depth", "num_trunks", "cfr_iterations", "seed", "target", "task_size", "pvf_version", "created"):
+    for key in ("schema", "schema_version", "game", "depth", "num_trunks", "cfr_iterations", "solver", "seed", "target", "task_size", "pvf_version", "created"):
         print(f"{key:<21}{attrs[key]}")
     print(f"{'sampling':<21}{json.dumps(attrs['sampling'], sort_keys=True)}")
     feats = attrs["features"]

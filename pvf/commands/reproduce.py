@@ -1,6 +1,7 @@
 """`pvf reproduce fig3|fig4`: generate, train and evaluate end to end, writing CSV and PNG figures.
 
-    pvf reproduce fig3 [--games leduc,goofspiel5] [--seeds 10] [--trunks 1000] [--max-steps 131072] [--out DIR]
+    pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle,attention] [--seeds 10]
+                       [--trunks 1000] [--max-steps 131072] [--out DIR]
     pvf reproduce fig4 [the same options] [--fractions 1.0,0.9,...,0.1]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
+from pvf.outputs import check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -29,10 +31,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("figure", choices=("fig3", "fig4"), help="fig3: exploitability during training; fig4: sparse trunks")
     p.add_argument("--games", default="leduc,goofspiel5", help="comma-separated, from leduc, goofspiel5 (default both)")
+    p.add_argument("--architectures", help="comma-separated value-function architectures, from positional, particle, "
+                   "attention (default fig3: positional,particle; fig4: particle)")
     p.add_argument("--seeds", type=int, default=10, help="number of seeds: datasets, training runs and tie-breaking (default 10)")
     p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
     p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
+    p.add_argument("--solver", choices=("cfr+", "mmd"), default="cfr+",
+                   help="targets' solver: cfr+ (default) or mmd (its last iterate; data files get -mmd)")
+    p.add_argument("--target", choices=("average", "current"), default="average",
+                   help="train on CFR+'s average profile (default) or last iterate (checkpoints get -current)")
     p.add_argument("--max-steps", type=int, default=131072, help="training steps (default 131072 = 2048 x 64)")
     p.add_argument("--eval-every", type=int, default=64, help="fig3: steps between trunk-exploitability measurements (default 64)")
     p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
@@ -57,12 +65,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from pvf.evaluation.reproduce import GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
+    from pvf.evaluation.reproduce import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES, GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
+    from pvf.valuefn.registry import ARCHITECTURES
 
     games = tuple(g.strip() for g in args.games.split(",") if g.strip())
     unknown = [g for g in games if g not in GAMES]
     if unknown or not games:
         raise PvfError(f"--games takes names from {', '.join(GAMES)}; got {args.games!r}")
+    default = FIG3_ARCHITECTURES if args.figure == "fig3" else FIG4_ARCHITECTURES
+    architectures = tuple(a.strip() for a in args.architectures.split(",") if a.strip()) if args.architectures else default
+    unknown = [a for a in architectures if a not in ARCHITECTURES]
+    if unknown or not architectures:
+        raise PvfError(f"--architectures takes names from {', '.join(ARCHITECTURES)}; got {args.architectures!r}")
+    if args.figure == "fig4" and "positional" in architectures:
+        raise PvfError("fig4 sweeps sparse particle trunks: pass particle architectures (particle, attention)")
     require_positive(
         args, "seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "jobs", "threads"
     )
@@ -72,15 +88,17 @@ def run(args: argparse.Namespace) -> int:
         fractions = tuple(float(f) for f in args.fractions.split(",") if f.strip())
     except ValueError:
         raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_dir(args.out, "--out")
     torch.set_num_threads(args.threads)
     config = ReproduceConfig(
         out=out,
         games=games,
+        architectures=architectures,
         seeds=tuple(range(args.seed, args.seed + args.seeds)),
         trunks=args.trunks,
         cfr_iterations=args.cfr_iterations,
+        solver=args.solver,
+        target=args.target,
         max_steps=args.max_steps,
         eval_every=args.eval_every,
         batch_size=args.batch_size,
@@ -100,12 +118,12 @@ def run(args: argparse.Namespace) -> int:
     for game, result in summary.items():
         print(f"{args.figure} {game}: {result['csv']}, {result['png']}")
         if args.figure == "fig3":
-            for arch in ("positional", "particle"):
+            for arch in architectures:
                 r = result[arch]
                 print(f"  {arch:<10} step {r['step']:>7}: trunk exploitability {r['trunk_exploitability_mean']:.5f} "
                       f"± {r['trunk_exploitability_std']:.5f} (NashConv), training MSE {r['train_loss_mean']:.3e}")
         else:
-            print(f"  support {result['support_histories']} of {result['root_histories']} root histories; "
+            print(f"  {result['architecture']}: support {result['support_histories']} of {result['root_histories']} root histories; "
                   f"uniform {result['uniform_exploitability']:.5f} (root move fixed: {result['uniform_root_exploitability']:.5f})")
             for row in result["points"]:
                 print(f"  {row['point']:<12} {row['num_histories']:>4} histories: {row['exploitability_mean']:.5f} "

@@ -1,8 +1,9 @@
-"""`pvf solve GAME`: full-game CFR+, the smallest end-to-end check.
+"""`pvf solve GAME`: full-game CFR+ (or MMD), the smallest end-to-end check.
 
 Prints NashConv (exact best responses), OpenSpiel's exploitability
-(NashConv / 2), player 1's value of the average profile and the time per
-iteration; optionally writes the average policy as JSON keyed by OpenSpiel
+(NashConv / 2), player 1's value of the solver's solution (CFR+: the
+average profile; `--solver mmd`: the last iterate) and the time per
+iteration; optionally writes that policy as JSON keyed by OpenSpiel
 information-state strings.
 """
 
@@ -15,15 +16,18 @@ import time
 import numpy as np
 
 from pvf.commands import require_positive
+from pvf.commands.solver_options import add_solver_arguments, solver_from_args
+from pvf.outputs import check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("solve", help="solve a whole game with CFR+ and report NashConv", description=__doc__)
+    p = subparsers.add_parser("solve", help="solve a whole game with CFR+ or MMD and report NashConv", description=__doc__)
     p.add_argument("game", help="OpenSpiel game string, e.g. leduc_poker or 'goofspiel(num_cards=4,imp_info=True,points_order=descending)'")
-    p.add_argument("--iterations", type=int, default=1000, help="CFR+ iterations (default 1000)")
-    p.add_argument("--save-policy", metavar="F.json", help="write the average policy {infostate: {action: prob}}")
-    p.add_argument("--max-histories", type=int, default=None, help="raise the game-size cap (default 2,000,000 histories)")
-    p.add_argument("--seed", type=int, default=0, help="unused by CFR+ (deterministic); accepted for uniformity")
+    p.add_argument("--iterations", type=int, default=1000, help="solver iterations (default 1000)")
+    add_solver_arguments(p)
+    p.add_argument("--save-policy", metavar="F.json", help="write the solution policy {infostate: {action: prob}}")
+    p.add_argument("--max-histories", type=int, default=None, help="game-size cap: refuse games with more histories (default 2,000,000)")
+    p.add_argument("--seed", type=int, default=0, help="unused (both solvers are deterministic); accepted for uniformity")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -31,20 +35,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, build_public_tree
     from pvf.solvers.best_response import nash_conv
-    from pvf.solvers.cfr_plus import cfr_plus
     from pvf.solvers.sequence_form import build_sequence_game
     from pvf.solvers.tabular import save_policy, to_tabular
 
-    require_positive(args, "iterations")
-    tree = build_public_tree(args.game, max_histories=args.max_histories or DEFAULT_MAX_HISTORIES)
+    if args.max_histories is None:
+        args.max_histories = DEFAULT_MAX_HISTORIES
+    require_positive(args, "iterations", "max_histories")
+    solver = solver_from_args(args)
+    if args.save_policy is not None:
+        check_output_file(args.save_policy, "--save-policy")
+    tree = build_public_tree(args.game, max_histories=args.max_histories)
     game = build_sequence_game(tree)
     start = time.perf_counter()
-    result = cfr_plus(game, args.iterations)
+    result = solver(game, args.iterations)
     elapsed = time.perf_counter() - start
     strategies = (result.average_strategy[0][0], result.average_strategy[1][0])
     nc = float(nash_conv(game, strategies)[0])
     out = {
         "game": tree.game_string,
+        "solver": args.solver,
         "iterations": args.iterations,
         "nash_conv": nc,
         "exploitability": nc / 2.0,
@@ -52,12 +61,14 @@ def run(args: argparse.Namespace) -> int:
         "ms_per_iteration": 1000.0 * elapsed / args.iterations,
     }
     if args.save_policy:
-        save_policy(to_tabular(game, strategies), args.save_policy)
+        with disk_errors(args.save_policy):
+            save_policy(to_tabular(game, strategies), args.save_policy)
         out["policy"] = args.save_policy
     if args.json:
         print(json.dumps(out))
     else:
         print(f"game                 {out['game']}")
+        print(f"solver               {args.solver} ({'last iterate' if args.solver == 'mmd' else 'average strategy'})")
         print(f"iterations           {args.iterations}")
         print(f"NashConv             {nc:.6g}   (sum of both best-response gains)")
         print(f"exploitability       {nc / 2:.6g}   (OpenSpiel convention: NashConv / 2)")

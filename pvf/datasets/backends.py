@@ -23,36 +23,50 @@ from collections.abc import Iterator, Sequence
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.tasks import ShardArrays, Task, run_task
 from pvf.errors import PvfError
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 BACKENDS = ("local", "ray")
 _PARENT_POLL_SECONDS = 1.0
+_WORKERS_PER_CPU = 4  # more only costs memory (every worker builds the game) and time
 
 
 def run_tasks(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, backend: str = "local"
+    spec: GenerationSpec,
+    tasks: Sequence[Task],
+    workers: int,
+    backend: str = "local",
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> Iterator[tuple[Task, ShardArrays]]:
-    """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes."""
+    """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
+
+    max_histories: the game-size cap each worker builds its tree with."""
     check_backend(workers, backend)
     if not tasks:
         return iter(())
     if backend == "ray":
-        return _run_ray(spec, tasks, workers)
+        return _run_ray(spec, tasks, workers, max_histories)
     if workers == 1 or len(tasks) == 1:
-        return ((task, run_task(spec, task)) for task in tasks)
-    return _run_pool(spec, tasks, min(workers, len(tasks)))
+        return ((task, run_task(spec, task, max_histories)) for task in tasks)
+    return _run_pool(spec, tasks, min(workers, len(tasks)), max_histories)
 
 
 def check_backend(workers: int, backend: str) -> None:
     """PvfError unless `workers` ≥ 1 and `backend` is known."""
     if workers < 1:
         raise PvfError(f"the number of workers must be at least 1, got {workers}")
+    limit = _WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if backend == "local" and workers > limit:
+        raise PvfError(
+            f"{workers} local workers on {os.cpu_count()} CPUs: each worker holds the game in memory; "
+            f"use at most {limit} (or --backend ray on a cluster)"
+        )
     if backend not in BACKENDS:
         raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-def _run_one(job: tuple[GenerationSpec, Task]) -> tuple[Task, ShardArrays]:
-    spec, task = job
-    return task, run_task(spec, task)
+def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, ShardArrays]:
+    spec, task, max_histories = job
+    return task, run_task(spec, task, max_histories)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -66,13 +80,17 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _run_pool(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+def _run_pool(
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+) -> Iterator[tuple[Task, ShardArrays]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(_run_one, [(spec, task) for task in tasks])
+        yield from pool.imap_unordered(_run_one, [(spec, task, max_histories) for task in tasks])
 
 
-def _run_ray(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Iterator[tuple[Task, ShardArrays]]:
+def _run_ray(
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+) -> Iterator[tuple[Task, ShardArrays]]:
     try:
         import ray
     except ImportError:
@@ -85,7 +103,7 @@ def _run_ray(spec: GenerationSpec, tasks: Sequence[Task], workers: int) -> Itera
             ray.init(num_cpus=workers, include_dashboard=False)
     try:
         remote = ray.remote(num_cpus=1)(_run_one)
-        pending = [remote.remote((spec, task)) for task in tasks]
+        pending = [remote.remote((spec, task, max_histories)) for task in tasks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])

@@ -1,6 +1,9 @@
 """Generate a PBS dataset file, resumably: shards in a work directory, then one atomic join.
 
 `generate(spec, out, ...)` for output F.h5 and work directory F.h5.parts/:
+  0. F.h5 must be a writable file path (checked before anything else), and
+     the run holds an exclusive lock on F.h5.lock (pvf.outputs) until it
+     returns: a second generator of the same output is refused at once.
   1. If F.h5 exists: with the same spec it is complete (return at once);
      with another spec, or unreadable, it is refused unless `overwrite`
      (then removed).
@@ -9,11 +12,14 @@
      directory of another spec is refused unless `overwrite` (then
      removed); one of the same spec is resumed.
   4. Tasks (blocks of `task_size` trunk ids) whose shard
-     `shard-NNNNNN.h5` is present and matches are skipped; the others run on
+     `shard-NNNNNN.h5` is present, matches the task's layout and holds
+     valid values (finite, beliefs in [0, 1]) are skipped; the others run on
      the chosen backend and each finished shard is written atomically
      (temporary name, fsync, rename). A tqdm bar on stderr counts samples.
   5. The shards are joined in task order into F.h5.tmp, which is renamed to
-     F.h5; then the work directory is removed.
+     F.h5; then the work directory is removed. The feature tables are built
+     before any task runs. A full disk is a one-line error that leaves the
+     finished shards in place for a rerun.
 A SIGKILL at any point loses at most the shards in flight: rerunning the
 same command finishes the same file, sample for sample, as an uninterrupted
 run, because a task's samples depend only on (spec, task).
@@ -34,10 +40,13 @@ from tqdm import tqdm
 from pvf.datasets.backends import check_backend, run_tasks
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import Task, context, plan_tasks
-from pvf.datasets.writer import join_shards, shard_matches, write_shard
+from pvf.datasets import schema
+from pvf.datasets.tasks import SampleLayout, Task, context, plan_tasks
+from pvf.datasets.writer import join_shards, shard_matches, shard_values_valid, write_shard
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
+from pvf.outputs import check_output_file, disk_errors, output_lock
 
 MANIFEST = "manifest.json"
 
@@ -84,24 +93,44 @@ def generate(
     backend: str = "local",
     overwrite: bool = False,
     progress: bool = True,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> GenerationReport:
-    """Make (or finish) the dataset file `out` for `spec`; see the module docstring."""
+    """Make (or finish) the dataset file `out` for `spec`; see the module docstring.
+
+    max_histories: the game-size cap (not part of the file's identity)."""
     start = time.perf_counter()
     check_backend(workers, backend)
-    out = Path(out)
+    out = check_output_file(out, "--out")
+    with output_lock(out):
+        return _generate(spec, out, workers, backend, overwrite, progress, max_histories, start)
+
+
+def _generate(
+    spec: GenerationSpec,
+    out: Path,
+    workers: int,
+    backend: str,
+    overwrite: bool,
+    progress: bool,
+    max_histories: int,
+    start: float,
+) -> GenerationReport:
     parts = work_dir(out)
-    tasks = plan_tasks(spec.num_trunks, spec.task_size)
+    num_tasks = -(-spec.num_trunks // spec.task_size)
     if _existing_file_is_complete(out, parts, spec, overwrite):
         with PBSDataset(out) as ds:
             n = ds.num_samples
         seconds = time.perf_counter() - start
-        return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
-    if not out.parent.is_dir():
-        raise PvfError(f"directory {out.parent} does not exist; create it or choose another --out")
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+        return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
+    _check_dataset_fits(out, spec, ctx.layout)
+    tasks = plan_tasks(spec.num_trunks, spec.task_size)
+    features = build_feature_tables(ctx.tree)  # before any solving: a game too large for them fails now
     per_trunk = len(ctx.layout.public_states)
-    _prepare_work_dir(parts, spec, overwrite)
-    todo = [t for t in tasks if not shard_matches(shard_path(parts, t), t)]
+    resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
+    with disk_errors(parts, resume):
+        _prepare_work_dir(parts, spec, overwrite)
+    todo = [t for t in tasks if not shard_matches(shard_path(parts, t), t, ctx.layout)]
     done_samples = per_trunk * (spec.num_trunks - sum(t.num_trunks for t in todo))
     made = 0
     with tqdm(
@@ -113,17 +142,18 @@ def generate(
         disable=not progress,
         dynamic_ncols=True,
     ) as bar:
-        for task, arrays in run_tasks(spec, todo, workers, backend):
-            write_shard(shard_path(parts, task), task, arrays)
+        for task, arrays in run_tasks(spec, todo, workers, backend, max_histories):
+            if not shard_values_valid(arrays):
+                raise PvfError(f"task {task.index} (trunks {task.trunk_lo}-{task.trunk_hi - 1}) produced non-finite "
+                               f"or out-of-range values; try more --cfr-iterations or another game")
+            with disk_errors(parts, resume):
+                write_shard(shard_path(parts, task), task, arrays)
             bar.update(arrays.num_samples)
             made += arrays.num_samples
-    join_shards(
-        out,
-        [shard_path(parts, t) for t in tasks],
-        spec,
-        ctx.layout.public_states,
-        build_feature_tables(ctx.tree),
-    )
+    shards = [shard_path(parts, t) for t in tasks]
+    _check_free_space(out, shards, resume)
+    with disk_errors(out, resume):
+        join_shards(out, shards, spec, ctx.layout.public_states, features)
     shutil.rmtree(parts)
     seconds = time.perf_counter() - start
     return GenerationReport(
@@ -139,12 +169,32 @@ def generate(
     )
 
 
+def _check_dataset_fits(out: Path, spec: GenerationSpec, layout: SampleLayout) -> None:
+    """PvfError before any work if the shards and the final file (uncompressed bound) exceed the free disk space."""
+    row_bytes = sum(dtype.itemsize for _, dtype in schema.ROW_DATASETS.values())
+    sample_bytes = sum(dtype.itemsize for _, dtype in schema.SAMPLE_DATASETS.values())
+    per_trunk = len(layout.player) * row_bytes + len(layout.public_states) * sample_bytes
+    need = 2 * spec.num_trunks * per_trunk
+    free = shutil.disk_usage(out.parent).free
+    if need > free:
+        raise PvfError(
+            f"{spec.num_trunks:,} trunks need up to {need / 1e9:,.1f} GB (shards and {out.name}), "
+            f"{free / 1e9:,.1f} GB are free next to {out}; use fewer --trunks or another --out"
+        )
+
+
+def _check_free_space(out: Path, shards: list[Path], resume: str) -> None:
+    """PvfError if the joined file (about the shards' size) cannot fit on the output's disk."""
+    need = sum(p.stat().st_size for p in shards)
+    free = shutil.disk_usage(out.parent).free
+    if free < need:
+        raise PvfError(f"cannot write {out}: about {need / 1e6:.1f} MB needed, {free / 1e6:.1f} MB free; {resume}")
+
+
 def _existing_file_is_complete(out: Path, parts: Path, spec: GenerationSpec, overwrite: bool) -> bool:
     """True if `out` is a finished file of `spec`; removes or refuses a file of anything else."""
     if not out.exists():
         return False
-    if out.is_dir():
-        raise PvfError(f"{out} is a directory; choose a file name for --out")
     try:
         with PBSDataset(out) as ds:
             found = GenerationSpec.from_attrs(ds.attrs)

@@ -8,8 +8,11 @@
      `complete` is true;
   3. checks that every dataset exists with the schema's rank and that the
      lengths agree (offsets [N + 1] rising from 0 to M);
-  4. exposes the datasets as numpy arrays, read on first access; a read
-     that fails (a corrupted chunk) is a PvfError too.
+  4. checks that `game` names a game pvf can load, and the values
+     (`checks.check_sample_values`: indices in range, finite beliefs in
+     [0, 1], finite targets), reading the sample and row datasets once;
+  5. exposes the datasets as numpy arrays, cached; a read that fails (a
+     corrupted chunk) is a PvfError too.
 `summary()` gives what `pvf inspect` prints: provenance, samples per public
 state, target statistics and the largest zero-sum residual.
 """
@@ -25,7 +28,9 @@ import h5py
 import numpy as np
 
 from pvf.datasets import schema
+from pvf.datasets.checks import check_sample_values
 from pvf.errors import PvfError
+from pvf.games.loading import load_game
 
 
 def _dataset(path: str) -> cached_property:
@@ -48,6 +53,8 @@ class PBSDataset:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        if self.path.is_dir():
+            raise PvfError(f"{self.path} is a directory; pass a file written by pvf generate")
         if not self.path.is_file():
             raise PvfError(f"{self.path}: no such file")
         try:
@@ -57,6 +64,8 @@ class PBSDataset:
         try:
             self.attrs = self._check_attrs()
             self._check_datasets()
+            self._check_game()
+            self._check_values()
         except (OSError, TypeError, ValueError) as exc:
             self._file.close()
             raise PvfError(f"{self.path}: unreadable metadata ({_first_line(exc)}); the file is corrupted") from None
@@ -101,6 +110,7 @@ class PBSDataset:
         if missing:
             raise PvfError(f"{self.path}: missing root attributes {', '.join(missing)}")
         attrs = {k: schema.ATTRS[k](raw[k]) for k in schema.ATTRS}
+        attrs.update({k: kind(raw.get(k, absent)) for k, (kind, absent) in schema.OPTIONAL_ATTRS.items()})
         if not attrs["complete"]:
             raise PvfError(f"{self.path}: incomplete file (generation did not finish); rerun pvf generate")
         return attrs
@@ -125,6 +135,36 @@ class PBSDataset:
         off = self.offset
         if off[0] != 0 or off[-1] != M or np.any(np.diff(off) < 0):
             raise PvfError(f"{self.path}: /samples/offset does not rise from 0 to {M}")
+
+    def _check_game(self) -> None:
+        try:
+            load_game(self.attrs["game"])
+        except PvfError as exc:
+            raise PvfError(f"{self.path}: root attribute game is not a game pvf can load ({exc})") from None
+
+    def _check_values(self) -> None:
+        f = self._file
+        check_sample_values(
+            str(self.path),
+            self.trunk,
+            self.public_state,
+            self.offset,
+            self.player,
+            self.index,
+            self.belief,
+            self.target,
+            self.target_current,
+            [f[p].shape[0] for p in schema.FEATURES_PRIVATE],
+            self.leaf_public_states,
+        )
+        if self.leaf_public_states.size and (
+            self.leaf_public_states.min() < 0 or self.leaf_public_states.max() >= f[schema.FEATURES_PUBLIC].shape[0]
+        ):
+            raise PvfError(f"{self.path}: /{schema.LEAF_PUBLIC_STATES} holds indices outside the public-feature table")
+        tables = (self.public_features, *self.private_features)
+        for path, table in zip((schema.FEATURES_PUBLIC, *schema.FEATURES_PRIVATE), tables):
+            if not np.isfinite(table).all():
+                raise PvfError(f"{self.path}: /{path} holds non-finite values; the file is corrupted")
 
     leaf_public_states = _dataset(schema.LEAF_PUBLIC_STATES)
     trunk = _dataset(schema.SAMPLE_DATASETS["trunk"][0])

@@ -16,7 +16,7 @@ at every decision infostate of the trunk. For trunk id t:
          case open; uniform keeps the strategy well defined and it happens
          with probability (1 − p_keep)^k, 1% for two actions).
      The defaults (0.05, 0.1, 0.9) are the mix of the authors' code
-     (DESIGN.md): mostly random fully mixed strategies, about 10% pure
+     (docs/architecture.md, conventions): mostly random fully mixed strategies, about 10% pure
      infostates so that the data also covers beliefs with zero entries.
   3. The realization plan of each player follows top-down (one gather per
      level, batched over trunks). A leaf infostate's reach (its belief) is

@@ -36,6 +36,10 @@ ATTRS: dict[str, type] = {
     "created": str,
     "complete": bool,
 }
+# Root attributes added after version 1 was fixed: name -> (type, value when absent).
+OPTIONAL_ATTRS: dict[str, tuple[type, object]] = {
+    "solver": (str, "cfr+"),  # the leaf solver of the targets; older files are CFR+
+}
 
 LEAF_PUBLIC_STATES = "leaf_public_states"
 FEATURES_PUBLIC = "features/public"

@@ -2,11 +2,11 @@
 
 A `GenerationSpec` is everything the samples depend on: game, depth,
 number of trunks, CFR+ iterations, seed, sampling mix, which profile the
-`target` dataset holds, and the task size (the fixed grouping of trunks
-into CFR+ batches). Workers, backend and wall time are not part of it: they
-change how fast a file is made, never what is in it. The spec is written
-as the work directory's manifest and as the file's root attributes, and a
-rerun is accepted only against the same spec.
+`target` dataset holds, the task size (the fixed grouping of trunks into
+CFR+ batches) and the leaf solver (CFR+ or MMD). Workers, backend and wall
+time are not part of it: they change how fast a file is made, never what is
+in it. The spec is written as the work directory's manifest and as the
+file's root attributes, and a rerun is accepted only against the same spec.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from typing import Any
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
 from pvf.games.loading import canonical_game_string
+from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES
 
 TARGET_PROFILES = ("average", "current")
 DEFAULT_TASK_SIZE = 50
+_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -30,11 +32,13 @@ class GenerationSpec:
     game: OpenSpiel game string (aliases resolved).
     depth: move number of the trunk's leaf public states.
     num_trunks: number of random trunk strategies.
-    cfr_iterations: CFR+ iterations per leaf subgame.
+    cfr_iterations: solver iterations per leaf subgame (CFR+'s, or MMD's with solver "mmd").
     seed: generation seed (non-negative).
     sampling: the trunk-strategy mix.
     target: profile whose values `/infostates/target` holds: average or current.
     task_size: trunks per task; a task's PBSs at one public state are one CFR+ batch.
+    solver: "cfr+" or "mmd" (its default schedule; both targets are then its last
+        iterate). Files written before this attribute existed are "cfr+".
     """
 
     game: str
@@ -45,6 +49,7 @@ class GenerationSpec:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     target: str = "average"
     task_size: int = DEFAULT_TASK_SIZE
+    solver: str = DEFAULT_SOLVER
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "game", canonical_game_string(self.game))
@@ -60,6 +65,11 @@ class GenerationSpec:
             raise PvfError(f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}")
         if self.task_size < 1:
             raise PvfError(f"the task size must be at least 1, got {self.task_size}")
+        for name in ("depth", "num_trunks", "cfr_iterations", "seed", "task_size"):
+            if getattr(self, name) > _INT64_MAX:  # stored as HDF5 int64 attributes
+                raise PvfError(f"{name} {getattr(self, name)} is too large (at most {_INT64_MAX})")
+        if self.solver not in SOLVER_NAMES:
+            raise PvfError(f"solver must be one of {', '.join(SOLVER_NAMES)}, got {self.solver!r}")
 
     def to_attrs(self) -> dict[str, Any]:
         """The spec as HDF5 root attributes / manifest entries (scalars and strings)."""
@@ -72,6 +82,7 @@ class GenerationSpec:
             "sampling": self.sampling.to_json(),
             "target": self.target,
             "task_size": self.task_size,
+            "solver": self.solver,
         }
 
     @classmethod
@@ -87,6 +98,7 @@ class GenerationSpec:
                 sampling=SamplingConfig.from_json(str(attrs["sampling"])),
                 target=str(attrs["target"]),
                 task_size=int(attrs["task_size"]),
+                solver=str(attrs.get("solver", DEFAULT_SOLVER)),
             )
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise PvfError(f"unreadable generation parameters ({type(exc).__name__}: {exc})") from None

@@ -1,21 +1,21 @@
-"""Counterfactual-value targets of PBSs: batched CFR+ on the leaf subgames.
+"""Counterfactual-value targets of PBSs: batched CFR+ (or MMD) on the leaf subgames.
 
 The leaf subgames of a trunk (the value-solving games rooted at its leaf
 public states) are disjoint, so they are solved together as one game:
-  1. The sequence game is rooted at a chance node over every history of
-     every leaf public state, each weighted by its own chance reach
-     (`build_sequence_game(tree, root_histories=..., root_weights=...)`):
-     the disjoint union of the leaf subgames. Its root sequences are all
-     the leaf infostates, so one batch column holds one trunk's beliefs at
-     every leaf public state: L PBSs.
+  1. `pvf.solvers.leaf_subgames.LeafSubgames` roots one sequence game at a
+     chance node over every history of every leaf public state, each
+     weighted by its own chance reach: the disjoint union of the leaf
+     subgames. Its root sequences are all the leaf infostates, so one batch
+     column holds one trunk's beliefs at every leaf public state: L PBSs.
   2. CFR+ runs `iterations` iterations on a batch of B trunks at once. Regret
      matching, averaging and value propagation act per infostate, and no
      infostate spans two subgames, so each subgame follows exactly the
      iterates it would follow alone: one call solves B × L PBSs.
   3. The targets are the root counterfactual values of both players under
      the average profile, and under the last iterate (the authors' choice).
-     They carry chance and opponent reach (DESIGN.md), so for each PBS
+     They carry chance and opponent reach (docs/architecture.md), so for each PBS
      Σ b₁·v₁ + Σ b₂·v₂ = 0.
+With solver "mmd" both targets are MMD's last iterate (it has no average).
 The batch is the speed: one sparse × dense product per iteration and player
 serves all B × L PBSs. Which trunks share a batch is fixed by the caller
 (`pvf.datasets.tasks`), so results are reproducible to the bit.
@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvf.games.public_tree import TERMINAL, PublicTree
-from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.sequence_form import build_sequence_game
+from pvf.solvers.leaf_subgames import LeafSubgames
+from pvf.solvers.registry import DEFAULT_SOLVER, get_solver
+from pvf.solvers.sequence_form import SequenceGame
 
 
 @dataclass(frozen=True)
@@ -54,29 +55,26 @@ class LeafSolver:
         the column order of beliefs and targets.
     """
 
-    def __init__(self, tree: PublicTree, public_states: np.ndarray, iterations: int):
+    def __init__(self, tree: PublicTree, public_states: np.ndarray, iterations: int, solver: str = DEFAULT_SOLVER):
         self.tree = tree
         self.iterations = iterations
+        self.solver = get_solver(solver)
         self.public_states = np.asarray(public_states, dtype=np.int64)
         roots = np.flatnonzero(np.isin(tree.public_state, self.public_states) & (tree.player != TERMINAL))
-        self.game = build_sequence_game(tree, root_histories=roots, root_weights=tree.chance_reach[roots])
         self.infostates = tuple(
             np.concatenate([tree.public_state_infostates[n][p] for p in self.public_states]) for n in (0, 1)
         )
-        # Root sequences are the leaf infostates in sorted order: column j is root sequence _root_of[n][j].
-        self._root_of = tuple(
-            np.searchsorted(self.game.players[n].root_infostates, self.infostates[n]) for n in (0, 1)
-        )
+        self.subgames = LeafSubgames(tree, roots, tree.chance_reach[roots], self.infostates)
+
+    @property
+    def game(self) -> SequenceGame:
+        """The sequence game of all the subgames."""
+        return self.subgames.game
 
     def solve(self, beliefs: tuple[np.ndarray, np.ndarray]) -> PBSTargets:
         """Targets of B trunks' PBSs from their leaf beliefs (b1 [B, J1], b2 [B, J2])."""
-        roots = []
-        for n in (0, 1):
-            b = np.zeros((beliefs[n].shape[0], self.game.players[n].num_roots))
-            b[:, self._root_of[n]] = beliefs[n]
-            roots.append(b)
-        result = cfr_plus(self.game, self.iterations, root_beliefs=(roots[0], roots[1]))
+        result = self.solver(self.game, self.iterations, root_beliefs=self.subgames.root_beliefs(*beliefs))
         return PBSTargets(
-            average=tuple(result.root_values[n][:, self._root_of[n]] for n in (0, 1)),
-            current=tuple(result.current_root_values[n][:, self._root_of[n]] for n in (0, 1)),
+            average=self.subgames.scatter(*result.root_values),
+            current=self.subgames.scatter(*result.current_root_values),
         )

@@ -25,7 +25,8 @@ from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
-from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
+from pvf.solvers.registry import DEFAULT_SOLVER
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 
 
@@ -91,6 +92,19 @@ class SampleLayout:
         )
 
 
+    def structure(self, trunk_ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The non-value arrays of the samples of these trunks: trunk, public_state, offset, player, index, slot."""
+        B = len(trunk_ids)
+        return dict(
+            trunk=np.repeat(np.asarray(trunk_ids, dtype=np.int64), len(self.public_states)),
+            public_state=np.tile(self.public_states, B),
+            offset=np.concatenate([[0], np.cumsum(np.tile(self.sizes, B))]).astype(np.int64),
+            player=np.tile(self.player, B),
+            index=np.tile(self.index, B),
+            slot=np.tile(self.slot, B),
+        )
+
+
 @dataclass(frozen=True)
 class ShardArrays:
     """The samples of one task, laid out as the schema's datasets (offsets start at 0).
@@ -132,26 +146,30 @@ class GenerationContext:
 
 
 @lru_cache(maxsize=1)
-def context(game: str, depth: int, cfr_iterations: int) -> GenerationContext:
+def context(
+    game: str, depth: int, cfr_iterations: int, solver: str = DEFAULT_SOLVER, max_histories: int = DEFAULT_MAX_HISTORIES
+) -> GenerationContext:
     """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
-    tree = build_public_tree(game)
+    tree = build_public_tree(game, max_histories=max_histories)
     max_depth = int(tree.depth.max())
     if depth > max_depth:
         raise PvfError(
-            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); choose a smaller depth"
+            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); "
+            f"`pvf describe '{tree.game_string}'` lists the possible depths"
         )
     trunk = build_sequence_game(tree, depth_limit=depth)
     if not trunk.has_leaves:
         raise PvfError(
-            f"{tree.game_string} has no non-terminal public state at move number {depth}; choose a smaller depth"
+            f"{tree.game_string} has no non-terminal public state at move number {depth}; "
+            f"`pvf describe '{tree.game_string}'` lists the possible depths"
         )
-    solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations)
-    return GenerationContext(tree, trunk, solver, SampleLayout.of_trunk(trunk))
+    leaf_solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations, solver)
+    return GenerationContext(tree, trunk, leaf_solver, SampleLayout.of_trunk(trunk))
 
 
-def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
+def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> ShardArrays:
     """All samples of the task's trunks (trunk-major, then leaf public state)."""
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations)
+    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
@@ -161,14 +179,8 @@ def run_task(spec: GenerationSpec, task: Task) -> ShardArrays:
     def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         return np.concatenate(per_player, axis=1)[:, layout.columns].reshape(-1)
 
-    B, L = len(ids), len(layout.public_states)
     return ShardArrays(
-        trunk=np.repeat(ids, L),
-        public_state=np.tile(layout.public_states, B),
-        offset=np.concatenate([[0], np.cumsum(np.tile(layout.sizes, B))]).astype(np.int64),
-        player=np.tile(layout.player, B),
-        index=np.tile(layout.index, B),
-        slot=np.tile(layout.slot, B),
+        **layout.structure(ids),
         belief=rows(beliefs),
         target=rows(target),
         target_current=rows(solved.current),

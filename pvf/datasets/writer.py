@@ -1,7 +1,8 @@
 """Writing PBS files: task shards, and the final file joined from them.
 
-Every file is written under a temporary name, flushed to disk and then
-renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
+Every file is built in memory (HDF5 can crash on a failed disk write; plain
+I/O raises an OSError) unless its raw data exceed 1 GiB, written under a
+temporary name, flushed to disk and then renamed over its final name (`os.replace`, atomic on POSIX), so a reader or
 a resumed run sees either the whole file or none of it:
   1. `write_shard` stores one task's `ShardArrays` (plain datasets, its task
      and sizes as attributes) as its own small HDF5 file.
@@ -14,6 +15,7 @@ a resumed run sees either the whole file or none of it:
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -27,17 +29,29 @@ import numpy as np
 import pvf
 from pvf.datasets import schema
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import ShardArrays, Task
+from pvf.datasets.tasks import SampleLayout, ShardArrays, Task
 from pvf.games.features import FeatureTables
 
 
+IN_MEMORY_BYTES = 1 << 30  # final files up to this raw size are built in memory
+
+
 @contextmanager
-def atomic_h5(path: Path) -> Iterator[h5py.File]:
-    """An HDF5 file written at `path`.tmp and renamed to `path` once closed and synced."""
+def atomic_h5(path: Path, in_memory: bool = True) -> Iterator[h5py.File]:
+    """An HDF5 file written at `path`.tmp, synced and renamed to `path`.
+
+    in_memory: build it in memory and write it with plain I/O, so HDF5 never writes to disk (a
+    failed write inside HDF5, on a full disk or past a file-size limit, can crash the process; a
+    failed plain write is an OSError). Otherwise HDF5 writes `path`.tmp itself (for files too
+    large for memory; the caller checks the free space first)."""
     tmp = path.with_name(path.name + ".tmp")
+    buffer = io.BytesIO()
     try:
-        with h5py.File(tmp, "w") as f:
+        with h5py.File(buffer if in_memory else tmp, "w") as f:
             yield f
+        if in_memory:
+            with open(tmp, "wb") as out:
+                out.write(buffer.getbuffer())
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -62,8 +76,9 @@ def write_shard(path: Path, task: Task, arrays: ShardArrays) -> None:
         )
 
 
-def shard_matches(path: Path, task: Task) -> bool:
-    """Whether `path` is a readable shard of exactly this task."""
+def shard_matches(path: Path, task: Task, layout: SampleLayout) -> bool:
+    """Whether `path` is a readable shard of exactly this task: its attributes, its structure
+    (trunk, public state, offsets, player, index, slot) equal to the layout's, its values valid."""
     try:
         with h5py.File(path, "r") as f:
             ok = (int(f.attrs["task_index"]), int(f.attrs["trunk_lo"]), int(f.attrs["trunk_hi"])) == (
@@ -71,9 +86,23 @@ def shard_matches(path: Path, task: Task) -> bool:
                 task.trunk_lo,
                 task.trunk_hi,
             )
-            return ok and all(name in f for name in ShardArrays.__dataclass_fields__)
+            if not ok or not all(name in f for name in ShardArrays.__dataclass_fields__):
+                return False
+            arrays = ShardArrays(**{name: f[name][()] for name in ShardArrays.__dataclass_fields__})
     except (OSError, KeyError, ValueError):
         return False
+    expected = layout.structure(np.arange(task.trunk_lo, task.trunk_hi))
+    same = all(np.array_equal(getattr(arrays, name), value) for name, value in expected.items())
+    return same and shard_values_valid(arrays)
+
+
+def shard_values_valid(arrays: ShardArrays) -> bool:
+    """Whether beliefs are finite and in [0, 1] and both targets finite."""
+    b = arrays.belief
+    return bool(
+        np.isfinite(b).all() and (b >= 0).all() and (b <= 1).all()
+        and np.isfinite(arrays.target).all() and np.isfinite(arrays.target_current).all()
+    )
 
 
 def join_shards(
@@ -90,7 +119,8 @@ def join_shards(
             sizes.append((int(f.attrs["num_samples"]), int(f.attrs["num_rows"])))
     N = sum(n for n, _ in sizes)
     M = sum(m for _, m in sizes)
-    with atomic_h5(out) as f:
+    raw = sum(d.itemsize for _, d in schema.ROW_DATASETS.values()) * M + 24 * N
+    with atomic_h5(out, in_memory=raw <= IN_MEMORY_BYTES) as f:
         f.create_dataset(schema.LEAF_PUBLIC_STATES, data=np.asarray(leaf_public_states, dtype=np.int64))
         f.create_dataset(schema.FEATURES_PUBLIC, data=features.public, **schema.storage(features.public.shape))
         for n, path in enumerate(schema.FEATURES_PRIVATE):

@@ -29,14 +29,14 @@ import torch
 
 from pvf.datasets.reader import PBSDataset
 from pvf.evaluation.ensemble import ensemble_trunk_exploitability
-from pvf.evaluation.networks import check_features
 from pvf.evaluation.training import TrainingRun
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
-from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
-from pvf.trainers.ensemble import EnsembleTrainer, predict_with, to_device
+from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.trainers.ensemble import EnsembleTrainer, to_device
+from pvf.valuefn.evaluator import check_features
 
 VALIDATION_CHUNK = 1024  # samples per validation forward pass
 
@@ -53,22 +53,25 @@ def train_ensemble(
     device: str = "cpu",
     state: str | Path | None = None,
     save_every_s: float = 60.0,
+    target: str = "average",
     **model_args: Any,
 ) -> list[TrainingRun]:
     """Train member k on `data[k]` with `seeds[k]`, save it to `checkpoints[k]`; one `TrainingRun` each.
 
     device: "cpu" or "cuda" (trunk solves run CFR+ on the CPU, the nets where they are).
     state: file of the resumable training state (None: not saved).
-    model_args: the module's own arguments (e.g. lr, lr_schedule, num_layers).
+    target: the profile trained on, "average" or "current" (as `train_value_function`).
+    model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
-    trainer = EnsembleTrainer.from_files(data, architecture, seeds, max_steps, batch_size, device=device, **model_args)
-    layout = trainer.template.layout
+    trainer = EnsembleTrainer.from_files(data, architecture, seeds, max_steps, batch_size, device=device, target=target,
+                                         **model_args)
+    layout = trainer.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
     features = build_feature_tables(tree)
     check_features(features, layout)
     lp = TrunkExploitabilityLP(trunk)
-    validation = [_validation_set(path, seed) for path, seed in zip(data, seeds)]
+    validation = [_validation_set(path, seed, target) for path, seed in zip(data, seeds)]
     histories: list[list[dict[str, Any]]] = [[] for _ in seeds]
     val_loss = [math.nan] * len(seeds)
     val_epoch = [0] * len(seeds)  # Lightning first validates at the end of epoch 0
@@ -84,7 +87,7 @@ def train_ensemble(
         step = tr.step_count
         if step == logged:
             return
-        results = ensemble_trunk_exploitability(trunk, tr.nets, architecture, layout, features, iterations, lp)
+        results = ensemble_trunk_exploitability(trunk, tr.nets, tr.architecture, layout, features, iterations, lp)
         window = tr.losses[max(logged, 0) : step].double().cpu()  # one host sync per measurement
         for k, result in enumerate(results):
             epoch = step * batch_size // len(tr.data[k].rows)
@@ -109,24 +112,22 @@ def train_ensemble(
     return [TrainingRun(str(path), history) for path, history in zip(checkpoints, histories)]
 
 
-def _validation_set(path: str | Path, seed: int, val_fraction: float = 0.1) -> PbsTorchDataset:
-    """The validation split `PbsDataModule(path, split_seed=seed)` holds out."""
+def _validation_set(path: str | Path, seed: int, target: str, val_fraction: float = 0.1) -> PbsTorchDataset:
+    """The validation split `PbsDataModule(path, split_seed=seed, target=target)` holds out."""
     with PBSDataset(path) as ds:
         trunk = ds.trunk
-    return PbsTorchDataset(path, split_by_trunk(trunk, val_fraction, seed)[1])
+    return PbsTorchDataset(path, split_by_trunk(trunk, val_fraction, seed)[1], target)
 
 
 @torch.no_grad()
 def _validation_loss(trainer: EnsembleTrainer, k: int, dataset: PbsTorchDataset) -> float:
     """Member k's MSE over the real infostates of its whole validation set."""
-    module = trainer.modules[k]
     net = trainer.member_net(k).to(trainer.device)
-    collate = PbsCollate(module.layout.max_slots, module.layout.normalize)
     total, count = 0.0, 0
     for start in range(0, len(dataset), VALIDATION_CHUNK):
-        batch = to_device(collate(dataset.__getitems__(list(range(start, min(start + VALIDATION_CHUNK, len(dataset)))))),
-                          trainer.device, trainer.dtype)
-        values, targets, mask = predict_with(module, net, batch)
+        rows = dataset.__getitems__(list(range(start, min(start + VALIDATION_CHUNK, len(dataset)))))
+        batch = to_device(trainer.encode(rows), trainer.device, trainer.dtype)
+        values, targets, mask = trainer.architecture.predict(net, batch)
         total += float(torch.where(mask, (values - targets) ** 2, 0.0).sum())
         count += int(mask.sum())
     return total / count if count else math.nan

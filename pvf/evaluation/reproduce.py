@@ -3,8 +3,9 @@
 Figure 3 (per game; Leduc trunk depth 7, Goofspiel-5 depth 2), per seed s:
   1. generate the PBS dataset with seed s (`pvf.datasets.generate`; a
      finished file of the same spec is reused, an interrupted one resumed);
-  2. train the positional and the particle net on it (seed s) with trunk
-     exploitability measured every `eval_every` steps (`training`);
+  2. train each architecture (default: the positional and the particle
+     net; any registered one, `pvf.valuefn.registry`) on it (seed s) with
+     trunk exploitability measured every `eval_every` steps (`training`);
   3. write `fig3-<game>.csv` (one row per measurement) and
      `fig3-<game>.png` (mean ± std over seeds against training steps).
 Figure 4 (per game; Leduc roots at move 5, trunk to 7; Goofspiel-5 roots at
@@ -13,6 +14,8 @@ move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
   3. the sparse sweep with the net and tie-breaking seed s
      (`sparse_sweep`); then `fig4-<game>.csv` (mean ± std per point),
      `fig4-<game>-runs.csv` and `fig4-<game>.png` with the uniform line.
+     Other particle architectures (e.g. attention) get the same files with
+     `-<architecture>` after the game.
 File names carry the parameters that make them (trunks, CFR+ iterations,
 seed, steps), so a rerun with the same options reuses finished work.
 By default the seeds of one network are trained together as an ensemble
@@ -43,17 +46,19 @@ from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.networks import load_network
 from pvf.evaluation.plots import plot_sparse, plot_training
-from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference, write_csv
 from pvf.evaluation.ensemble_training import train_ensemble
+from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
 from pvf.evaluation.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
-from pvf.games.loading import canonical_game_string
+from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import build_public_tree
-from pvf.solvers.sparse_trunks import PAPER_SETTINGS, sparse_setting
+from pvf.results import write_csv
+from pvf.solvers.sparse_trunks import sparse_setting
 
-# Short names used in file names, and the depth of fig. 3's trunk.
-GAMES = {"leduc": "leduc_poker", "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)"}
-FIG3_DEPTH = {"leduc": 7, "goofspiel5": 2}
+# Short names used on the command line and in file names.
+GAMES = {name: g.game for name, g in PAPER_GAMES.items()}
+FIG3_ARCHITECTURES = ("positional", "particle")
+FIG4_ARCHITECTURES = ("particle",)
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,13 @@ class ReproduceConfig:
 
     out: directory for data/, checkpoints/ and the figures.
     games: short names from GAMES.
+    architectures: registry names; None = the paper's (fig. 3: positional and
+        particle; fig. 4: particle).
     seeds: the seeds s (each: its own dataset, training run and tie-breaking).
     trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
+    solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
+    target: the profile trained on, "average" or "current" (CFR+'s last
+        iterate, stored in every file; "-current" in checkpoint names).
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
@@ -76,9 +86,12 @@ class ReproduceConfig:
 
     out: Path
     games: tuple[str, ...] = ("leduc", "goofspiel5")
+    architectures: tuple[str, ...] | None = None
     seeds: tuple[int, ...] = tuple(range(10))
     trunks: int = 1000
     cfr_iterations: int = 100
+    solver: str = "cfr+"
+    target: str = "average"
     max_steps: int = 131072
     eval_every: int = 64
     batch_size: int = 64
@@ -97,15 +110,15 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
-        data = {seed: _dataset(config, game, FIG3_DEPTH[game], seed) for seed in config.seeds}
-        keys = [(seed, arch) for seed in config.seeds for arch in ("positional", "particle")]
+        data = {seed: _dataset(config, game, PAPER_GAMES[game].fig3_depth, seed) for seed in config.seeds}
+        keys = [(seed, arch) for seed in config.seeds for arch in (config.architectures or FIG3_ARCHITECTURES)]
         runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
         rows: list[dict[str, Any]] = []
         for (seed, arch), run in zip(keys, runs):
             rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
         csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
         write_csv(rows, csv_path)
-        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {FIG3_DEPTH[game]})")
+        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})")
         summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
     return summary
 
@@ -114,40 +127,49 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
-        root_move, depth, min_count = PAPER_SETTINGS[canonical_game_string(GAMES[game])]
+        paper = PAPER_GAMES[game]
+        root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
         tree = build_public_tree(GAMES[game])
         setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
         features = build_feature_tables(tree)
         points = sweep_points(config.fractions, min_count)
-        data = [_dataset(config, game, depth, seed) for seed in config.seeds]
-        runs = _train_all(config, [(d, "particle", seed, config.max_steps) for d, seed in zip(data, config.seeds)])
-        rows = []
-        for seed, run in zip(config.seeds, runs):
-            network = load_network(run.checkpoint)
-            rows.extend(run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress))
-        table = summarize(rows, points)
         uniform = uniform_reference(setting)
-        csv_path, png_path = config.out / f"fig4-{game}.csv", config.out / f"fig4-{game}.png"
-        write_csv(table, csv_path)
-        write_csv(rows, config.out / f"fig4-{game}-runs.csv")
-        plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}")
-        summary[game] = {
-            "csv": str(csv_path),
-            "png": str(png_path),
-            "support_histories": setting.num_histories,
-            "root_histories": setting.num_root_histories,
-            "uniform_exploitability": uniform["exploitability"],
-            "uniform_root_exploitability": uniform["root_exploitability"],
-            "points": table,
-        }
+        data = [_dataset(config, game, depth, seed) for seed in config.seeds]
+        for arch in config.architectures or FIG4_ARCHITECTURES:
+            runs = _train_all(config, [(d, arch, seed, config.max_steps) for d, seed in zip(data, config.seeds)])
+            rows = []
+            for seed, run in zip(config.seeds, runs):
+                network = load_network(run.checkpoint)
+                rows.extend(run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress))
+            table = summarize(rows, points)
+            name = game if arch == "particle" else f"{game}-{arch}"
+            csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"
+            write_csv(table, csv_path)
+            write_csv(rows, config.out / f"fig4-{name}-runs.csv")
+            plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}"
+                        + ("" if arch == "particle" else f" ({arch})"))
+            summary[name] = {
+                "architecture": arch,
+                "csv": str(csv_path),
+                "png": str(png_path),
+                "support_histories": setting.num_histories,
+                "root_histories": setting.num_root_histories,
+                "uniform_exploitability": uniform["exploitability"],
+                "uniform_root_exploitability": uniform["root_exploitability"],
+                "points": table,
+            }
     return summary
 
 
 def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
     """The PBS file of (game, depth, seed), generated unless already complete."""
-    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}-seed{seed}.h5"
+    variant = "" if config.solver == "cfr+" else f"-{config.solver}"
+    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
     path.parent.mkdir(parents=True, exist_ok=True)
-    spec = GenerationSpec(game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed)
+    spec = GenerationSpec(
+        game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed,
+        solver=config.solver,
+    )
     generate(spec, path, workers=config.workers, progress=config.progress)
     return path
 
@@ -155,6 +177,8 @@ def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
 def _checkpoint(config: ReproduceConfig, data: Path, arch: str, suffix: str = "") -> Path:
     """Where the run of `arch` on `data` with the config's training options keeps its checkpoint."""
     stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
+    if config.target != "average":
+        stem += f"-{config.target}"
     if config.lr_schedule != "constant":
         stem += f"-{config.lr_schedule}"
     checkpoint = config.out / "checkpoints" / f"{stem}{suffix}.ckpt"
@@ -170,7 +194,7 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
         return TrainingRun(str(checkpoint), _read_history(history_path))
     run = train_value_function(
         data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
-        config.accelerator, lr_schedule=config.lr_schedule,
+        config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
     )
     write_csv(run.history, history_path)
     return run
@@ -192,7 +216,7 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     )
     device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
     trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
-                             device, state, lr_schedule=config.lr_schedule)
+                             device, state, target=config.target, lr_schedule=config.lr_schedule)
     for run, history in zip(trained, histories):
         write_csv(run.history, history)
     state.unlink(missing_ok=True)
@@ -225,8 +249,8 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(config.jobs, len(runs)), mp_context=context, initializer=torch.set_num_threads,
                              initargs=(torch.get_num_threads(),)) as pool:
-        # The slower particle runs first, so that no process is left with a long run at the end.
-        order = sorted(range(len(runs)), key=lambda i: runs[i][1] != "particle")
+        # The slower set networks first, so that no process is left with a long run at the end.
+        order = sorted(range(len(runs)), key=lambda i: runs[i][1] == "positional")
         futures = {i: pool.submit(_trained, quiet, *runs[i]) for i in order}
         for i in tqdm(order, desc="training runs", disable=not config.progress, dynamic_ncols=True):
             futures[i].exception()  # wait

@@ -14,17 +14,15 @@ reported, with the uniform strategy's figures as the reference line.
 
 from __future__ import annotations
 
-import csv
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from pvf.evaluation.networks import Network, network_evaluator
+from pvf.evaluation.networks import Network
 from pvf.games.features import FeatureTables
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories, solve_sparse_trunk, uniform_exploitability
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
@@ -81,7 +79,7 @@ def run_sweep(
         result = solve_sparse_trunk(
             setting,
             kept,
-            lambda trunk: network_evaluator(trunk, network.net, network.architecture, network.meta.layout, features),
+            lambda trunk: network.evaluator(trunk, features),
             iterations,
         )
         rows.append(
@@ -127,12 +125,3 @@ def uniform_reference(setting: SparseSetting) -> dict[str, float]:
         "exploitability": uniform_exploitability(setting).exploitability,
         "root_exploitability": uniform_exploitability(setting, root_only=True).exploitability,
     }
-
-
-def write_csv(records: Sequence[dict[str, Any]] | Sequence[SweepRow], path: str | Path) -> None:
-    """Write dict rows (or SweepRows) as CSV with a header."""
-    dicts = [asdict(r) if isinstance(r, SweepRow) else r for r in records]
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(dicts[0]))
-        writer.writeheader()
-        writer.writerows(dicts)

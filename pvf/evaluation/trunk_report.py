@@ -1,10 +1,11 @@
 """`pvf evaluate`: a trained value function's trunk exploitability next to its baselines.
 
 For the trunk from the initial state to the net's training depth:
-  1. CFR+ (default 100 iterations) with the network at the leaves;
+  1. CFR+ (default 100 iterations; or another solver of `pvf.solvers.get_solver`,
+     e.g. MMD, whose last iterate is then the trunk strategy) with the network at the leaves;
   2. the same with the exact oracle (`ExactEvaluator`) and with the constant
      zero evaluator, the baselines a value function sits between;
-  3. each average strategy's exact trunk exploitability (LP), reported in
+  3. each solution strategy's exact trunk exploitability (LP), reported in
      the NashConv convention with OpenSpiel's / the authors' half beside it.
 """
 
@@ -13,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pvf.evaluation.networks import Network, network_evaluator
+from pvf.evaluation.networks import Network
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
+from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
+from pvf.solvers.registry import Solver
 from pvf.solvers.tabular import TabularPolicy
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate, trunk_policy
 
@@ -60,17 +63,19 @@ class TrunkReport:
         return out
 
 
-def evaluate_network(network: Network, iterations: int = DEFAULT_ITERATIONS, oracle: bool = True) -> TrunkReport:
-    """Solve the network's trunk (initial state to its training depth) and the baselines."""
+def evaluate_network(
+    network: Network, iterations: int = DEFAULT_ITERATIONS, oracle: bool = True, solver: Solver = cfr_plus
+) -> TrunkReport:
+    """Solve the network's trunk (initial state to its training depth) and the baselines, all with `solver`."""
     layout = network.meta.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
-    evaluator = network_evaluator(trunk, network.net, network.architecture, layout, build_feature_tables(tree))
+    evaluator = network.evaluator(trunk, build_feature_tables(tree))
     return TrunkReport(
         trunk=trunk,
         iterations=iterations,
         source=network,
-        network=solve_and_evaluate(trunk, evaluator, iterations),
-        oracle=solve_and_evaluate(trunk, ExactEvaluator(trunk), iterations) if oracle else None,
-        constant=solve_and_evaluate(trunk, ConstantEvaluator(), iterations),
+        network=solve_and_evaluate(trunk, evaluator, iterations, solver),
+        oracle=solve_and_evaluate(trunk, ExactEvaluator(trunk), iterations, solver) if oracle else None,
+        constant=solve_and_evaluate(trunk, ConstantEvaluator(), iterations, solver),
     )

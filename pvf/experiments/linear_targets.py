@@ -24,10 +24,10 @@ concatenation variants plateau orders of magnitude above.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -116,13 +116,10 @@ def run_linear_targets(
     return curves
 
 
-def write_csv(curves: dict[str, np.ndarray], path: Path) -> None:
-    """One row per (step, variant): `step,variant,loss`, loss to full precision."""
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["step", "variant", "loss"])
-        for variant, losses in curves.items():
-            writer.writerows((step, variant, repr(float(loss))) for step, loss in enumerate(losses))
+def curve_rows(curves: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """One row per (step, variant): `step, variant, loss` (for `pvf.results.write_csv`)."""
+    return [{"step": step, "variant": variant, "loss": float(loss)} for variant, losses in curves.items()
+            for step, loss in enumerate(losses)]
 
 
 def plot_curves(curves: dict[str, np.ndarray], path: Path) -> None:

@@ -20,7 +20,10 @@ Derived generically from OpenSpiel observation tensors of the ORIGINAL game
    features a one-hot of the infostate's slot in its public state
    (`tree.public_state_infostates`). The private fallback is also used when
    the observer gives two infostates of one player in one public state the
-   same vector.
+   same vector. A one-hot table that would exceed 2^26 entries (256 MB) is
+   replaced by the binary digits of the same position or slot, so no table
+   can blow up (Liar's Dice, 6 faces: 151,518 public states, up to 34,056 per
+   level, would need 19 GiB as one-hots, 2.5 MB in binary).
 
 Both players' private vectors have the same length Fq (the shorter is
 zero-padded; OpenSpiel's observers already agree in the games of the paper).
@@ -39,6 +42,9 @@ from pvf.games.public_tree import PublicTree
 OBSERVER = "observer"
 POSITION_ONE_HOT = "position_one_hot"
 SLOT_ONE_HOT = "slot_one_hot"
+POSITION_BINARY = "position_binary"
+# Fallback tables larger than this (float32 entries, 256 MB) use binary digits instead of one-hots.
+MAX_ONE_HOT_ENTRIES = 1 << 26
 
 _PUBLIC_TYPE = dict(perfect_recall=True, public_info=True, private_info=pyspiel.PrivateInfoType.NONE)
 _PRIVATE_TYPE = dict(perfect_recall=True, public_info=False, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER)
@@ -54,7 +60,7 @@ class FeatureTables:
     public_fields: (name, size) of the public vector's blocks, in order.
     private_fields: (name, size) of the private vector's blocks, in order.
     public_encoder / private_encoder: "observer" or the fallback used
-        ("position_one_hot" / "slot_one_hot").
+        ("position_one_hot" or "position_binary" / "slot_one_hot").
     """
 
     game: str
@@ -188,26 +194,41 @@ def _distinguishes(tree: PublicTree, private: tuple[np.ndarray, np.ndarray]) -> 
 
 
 def _position_one_hot(tree: PublicTree) -> tuple[np.ndarray, tuple[tuple[str, int], ...], str]:
-    """[P, W] one-hot of each public state's position among the public states of its tree level."""
+    """[P, W] code of each public state's position among the public states of its tree level."""
     level = tree.public_state_level
     order = np.lexsort((np.arange(len(level)), level))
     position = np.empty(len(level), dtype=np.int64)
     counts = np.bincount(level)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     position[order] = np.arange(len(level)) - starts[level[order]]
-    width = int(counts.max())
-    table = np.zeros((len(level), width), dtype=np.float32)
-    table[np.arange(len(level)), position] = 1.0
-    return table, (("position_in_level", width),), POSITION_ONE_HOT
+    table, encoding = _code(position, int(counts.max()))
+    encoder = POSITION_ONE_HOT if encoding == "one_hot" else POSITION_BINARY
+    name = "position_in_level" if encoding == "one_hot" else "position_in_level_binary"
+    return table, ((name, table.shape[1]),), encoder
 
 
 def _slot_one_hot(tree: PublicTree) -> tuple[tuple[np.ndarray, np.ndarray], tuple[tuple[str, int], ...]]:
-    """Per player [I_n, W] one-hot of each infostate's slot in its public state."""
+    """Per player [I_n, W] code of each infostate's slot in its public state."""
     width = max(len(infos) for n in (0, 1) for infos in tree.public_state_infostates[n])
+    rows = max(tree.num_infostates(0), tree.num_infostates(1))
+    encoding = "one_hot" if rows * width <= MAX_ONE_HOT_ENTRIES else "binary"
     tables = []
     for n in (0, 1):
-        table = np.zeros((tree.num_infostates(n), width), dtype=np.float32)
+        slot = np.zeros(tree.num_infostates(n), dtype=np.int64)
         for infos in tree.public_state_infostates[n]:
-            table[infos, np.arange(len(infos))] = 1.0
-        tables.append(table)
-    return (tables[0], tables[1]), (("slot", width),)
+            slot[infos] = np.arange(len(infos))
+        tables.append(_code(slot, width, encoding)[0])
+    return (tables[0], tables[1]), (("slot" if encoding == "one_hot" else "slot_binary", tables[0].shape[1]),)
+
+
+def _code(position: np.ndarray, width: int, encoding: str | None = None) -> tuple[np.ndarray, str]:
+    """[R, W] float32 one-hot of `position` (values in [0, width)), or, where that table would
+    exceed MAX_ONE_HOT_ENTRIES, [R, ceil(log2 width)] binary digits: distinct positions stay distinct."""
+    if encoding is None:
+        encoding = "one_hot" if len(position) * width <= MAX_ONE_HOT_ENTRIES else "binary"
+    if encoding == "one_hot":
+        table = np.zeros((len(position), width), dtype=np.float32)
+        table[np.arange(len(position)), position] = 1.0
+        return table, encoding
+    bits = max(1, int(width - 1).bit_length())
+    return ((position[:, None] >> np.arange(bits)) & 1).astype(np.float32), encoding

@@ -19,15 +19,7 @@ from dataclasses import dataclass
 import pyspiel
 
 from pvf.errors import PvfError
-
-# Friendly aliases for the games of the paper.
-ALIASES = {
-    "kuhn": "kuhn_poker",
-    "leduc": "leduc_poker",
-    "goofspiel4": "goofspiel(num_cards=4,imp_info=True,points_order=descending)",
-    "goofspiel5": "goofspiel(num_cards=5,imp_info=True,points_order=descending)",
-}
-
+from pvf.games.paper import ALIASES
 
 @dataclass(frozen=True, eq=False)
 class LoadedGame:
@@ -47,8 +39,38 @@ class LoadedGame:
 
 
 def canonical_game_string(game: str) -> str:
-    """Resolve an alias such as `leduc` to its OpenSpiel game string."""
-    return ALIASES.get(game, game)
+    """One string per game: aliases resolved (`leduc`), then OpenSpiel's parsed parameters with
+    defaults dropped, in sorted order (`kuhn_poker()` and `kuhn_poker(players=2)` are `kuhn_poker`;
+    parameters in another order are the same game). The paper's games keep their alias spelling.
+    A string OpenSpiel cannot parse is returned as given, for `load_game` to report."""
+    game = ALIASES.get(game.strip(), game.strip())
+    try:
+        with _quiet_stderr():
+            params = pyspiel.game_parameters_from_string(game)
+    except Exception:  # a syntax error: load_game says so in one line
+        return game
+    canonical = _format(params)
+    return _ALIAS_SPELLING.get(canonical, canonical)
+
+
+def _format(params: dict) -> str:
+    """`name(key=value,...)` with keys sorted and default values dropped; nested games likewise."""
+    name = params.get("name", "")
+    spec = _DEFAULTS.get(name, {})
+    args = []
+    for key, value in sorted((k.strip(), v) for k, v in params.items() if k != "name"):
+        if isinstance(value, dict):
+            value = _format(value)
+        elif key in spec and type(spec[key]) is type(value) and spec[key] == value:
+            continue
+        elif isinstance(value, bool):
+            value = "True" if value else "False"
+        args.append(f"{key}={value}")
+    return f"{name}({','.join(args)})" if args else name
+
+
+_DEFAULTS = {g.short_name: dict(g.parameter_specification) for g in pyspiel.registered_games()}
+_ALIAS_SPELLING = {_format(pyspiel.game_parameters_from_string(s)): s for s in ALIASES.values()}
 
 
 def load_game(game: str) -> LoadedGame:

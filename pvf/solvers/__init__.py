@@ -1,1 +1,5 @@
-"""pvf.solvers"""
+"""pvf.solvers: sequence-form solvers (CFR+, MMD) on numpy arrays; choose one with `get_solver`."""
+
+from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES, get_solver
+
+__all__ = ["DEFAULT_SOLVER", "SOLVER_NAMES", "get_solver"]

@@ -43,7 +43,7 @@ class LeafEvaluator(Protocol):
     reach1: [B, J1] player 1's reach of each leaf infostate (the tree's per
         public state enumeration, concatenated over `game.leaf_public_states`).
     reach2: [B, J2] likewise for player 2.
-    Returns (cfv1 [B, J1], cfv2 [B, J2]) in DESIGN.md's convention (chance
+    Returns (cfv1 [B, J1], cfv2 [B, J2]) in docs/architecture.md's convention (chance
     and opponent reach included, own reach excluded).
     """
 
@@ -73,6 +73,8 @@ class CFRResult:
     current_root_values: per player [B, R_n] the same under the last iterate.
     value: [B] player 1's expected utility of the average profile.
     iterations: number of iterations run.
+    current_strategy: per player [B, S_n] behaviour strategy of the last iterate.
+    (`pvf.solvers.mmd` returns this type with the last iterate in every field.)
     """
 
     average_strategy: tuple[np.ndarray, np.ndarray]
@@ -81,6 +83,7 @@ class CFRResult:
     current_root_values: tuple[np.ndarray, np.ndarray]
     value: np.ndarray
     iterations: int
+    current_strategy: tuple[np.ndarray, np.ndarray]
 
 
 def check_beliefs(game: SequenceGame, root_beliefs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -200,6 +203,7 @@ def cfr_plus(
         current_root_values=root_cur,
         value=value,
         iterations=iterations,
+        current_strategy=(strat[0].T.copy(), strat[1].T.copy()),
     )
 
 

@@ -9,7 +9,7 @@ Built from a PublicTree, a root public state and an optional depth limit:
      one contiguous block of sequences (infostate, action).
   3. The payoff matrix A[σ1, σ2] = Σ chance_reach(z)·u1(z) over terminals z
      reached by the sequence pair; chance reach counts from the game root, so
-     counterfactual values carry chance and opponent reach (DESIGN.md).
+     counterfactual values carry chance and opponent reach (docs/architecture.md).
   4. With a depth limit, the first non-terminal histories at move number ≥ d
      are leaves. Leaf infostates of each leaf public state (in the tree's
      fixed enumeration) record their parent sequence: a leaf evaluator's

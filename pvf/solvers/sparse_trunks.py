@@ -78,11 +78,6 @@ from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, build_trunk, sol
 
 DEFAULT_EQUILIBRIUM_ITERATIONS = 1000
 DEFAULT_SUPPORT_THRESHOLD = 1e-3
-# The paper's sparse settings: (root move, trunk depth, histories at the sweep's last point).
-PAPER_SETTINGS = {
-    "leduc_poker": (5, 7, 2),
-    "goofspiel(num_cards=5,imp_info=True,points_order=descending)": (2, 3, 1),
-}
 
 
 @dataclass(frozen=True, eq=False)

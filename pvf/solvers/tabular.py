@@ -73,9 +73,12 @@ def save_policy(policy: TabularPolicy, path: str | os.PathLike) -> None:
     """Write the policy as JSON, atomically (temporary file, then rename)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump({k: {str(a): p for a, p in v.items()} for k, v in policy.items()}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            json.dump({k: {str(a): p for a, p in v.items()} for k, v in policy.items()}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def load_policy(path: str | os.PathLike) -> TabularPolicy:

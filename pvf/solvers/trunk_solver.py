@@ -12,7 +12,8 @@ solve:
      app. F); every iteration queries the evaluator with the current
      iterate's leaf reaches, all leaf public states in one call (twice per
      iteration: cfr_plus updates the players alternately). The trunk
-     strategy is the average strategy.
+     strategy is the average strategy. `solver=get_solver("mmd")` runs
+     MMD instead (one query per iteration; its last iterate is the strategy).
   3. `evaluate_trunk` transfers that strategy to the full subgame and
      computes trunk exploitability exactly by LP
      (`pvf.solvers.trunk_exploitability`), NashConv convention.
@@ -34,6 +35,7 @@ import numpy as np
 from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
 from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
+from pvf.solvers.registry import Solver
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
 from pvf.solvers.trunk_exploitability import (
@@ -174,13 +176,15 @@ def solve_trunk(
     evaluator: LeafEvaluator | None,
     iterations: int = DEFAULT_ITERATIONS,
     callback: Callable[[int], None] | None = None,
+    solver: Solver = cfr_plus,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """CFR+ on the trunk with `evaluator` at the leaves; per player [S_n] average strategy.
+    """CFR+ (or `solver`, e.g. `get_solver("mmd")`) on the trunk with `evaluator` at the leaves.
 
+    Returns per player [S_n] the solver's solution: CFR+'s average strategy, MMD's last iterate.
     evaluator: may be None only when the trunk has no leaves (depth below the game's end).
     """
     beliefs = (trunk.root_beliefs[0][None], trunk.root_beliefs[1][None])
-    result = cfr_plus(trunk.game, iterations, root_beliefs=beliefs, leaf_evaluator=evaluator, callback=callback)
+    result = solver(trunk.game, iterations, root_beliefs=beliefs, leaf_evaluator=evaluator, callback=callback)
     return result.average_strategy[0][0], result.average_strategy[1][0]
 
 
@@ -198,10 +202,12 @@ def evaluate_trunk(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> T
     return trunk_exploitability(trunk.full, full_game_strategies(trunk, strategies), trunk.masks, trunk.root_beliefs)
 
 
-def solve_and_evaluate(trunk: Trunk, evaluator: LeafEvaluator | None, iterations: int = DEFAULT_ITERATIONS) -> TrunkResult:
+def solve_and_evaluate(
+    trunk: Trunk, evaluator: LeafEvaluator | None, iterations: int = DEFAULT_ITERATIONS, solver: Solver = cfr_plus
+) -> TrunkResult:
     """`solve_trunk` then `evaluate_trunk`."""
     start = time.perf_counter()
-    strategies = solve_trunk(trunk, evaluator, iterations)
+    strategies = solve_trunk(trunk, evaluator, iterations, solver=solver)
     elapsed = time.perf_counter() - start
     return TrunkResult(strategies, evaluate_trunk(trunk, strategies), elapsed)
 

@@ -1,35 +1,78 @@
-"""`pvf train`: Lightning's CLI over the value-function modules and the PBS data module.
+"""`pvf train`: Lightning's CLI over the value-function module and the PBS data module.
 
-    pvf train fit --config configs/leduc_particle.yaml [--data.path FILE] [--print_config]
+    pvf train fit --config configs/leduc_particle.yaml [--data.path FILE] [--run_dir DIR] [--print_config]
+    pvf train validate|test --config ... --ckpt_path C   (losses on the file's validation trunks)
 
-1. The model is any `ValueFunctionModule` subclass, chosen by `class_path`
-   (`pvf.trainers.module.PositionalModule` or `...ParticleModule`).
+1. The model is `ValueFunctionModule` (or a subclass) handed an architecture
+   (`model.init_args.architecture: {class_path: pvf.valuefn.particle.Particle, ...}`).
 2. The data module reads the file's layout at construction; the CLI links
    it into the model's `layout` argument (`apply_on="instantiate"`), so the
    configs never state data-dependent sizes and `--print_config` needs no file.
-3. Everything else (trainer, loggers, checkpoints) comes from the config.
-4. `--seed S` is accepted as pvf's usual spelling of `--seed_everything S`.
+3. Every run lives in `<run_dir>/<game>_<architecture>/` (default run_dir
+   `runs`): the game from the data file (its short name, e.g. `leduc`), the
+   architecture from the config. The loggers' `save_dir` is set there and
+   checkpoints follow the first logger, so `--run_dir` moves the whole run.
+4. Errors users can cause (a bad file, option values the module or data
+   refuse, an accelerator that is not there, a run that fails) are one line
+   on stderr with exit status 2, and a failed run leaves no new version
+   folder behind. `predict` is not offered (there is nothing to predict
+   from a PBS file that `pvf evaluate` does not do better).
+5. `--seed S` is accepted as pvf's usual spelling of `--seed_everything S`.
 """
 
 from __future__ import annotations
 
+import importlib
+import re
+import shutil
 import sys
 import warnings
+from pathlib import Path
 
+from lightning_fabric.utilities.exceptions import MisconfigurationException
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
+from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
+from pvf.games.paper import ALIASES
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.module import ValueFunctionModule
 
 
 class PvfLightningCLI(LightningCLI):
-    """LightningCLI that hands the data file's layout to the model."""
+    """LightningCLI that hands the data file's layout to the model and names the run directory."""
+
+    @staticmethod
+    def subcommands() -> dict[str, set[str]]:
+        return {k: v for k, v in LightningCLI.subcommands().items() if k != "predict"}
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        parser.add_argument("--run_dir", default="runs", help="runs go to RUN_DIR/<game>_<architecture>/ (logs and checkpoints)")
         parser.link_arguments(
             "data", "model.init_args.layout", compute_fn=lambda data: data.layout.to_dict(), apply_on="instantiate"
         )
+
+    def before_instantiate_classes(self) -> None:
+        config = self.config[self.subcommand]
+        self.run_path = Path(config.run_dir) / run_name(config.data.path, config.model.init_args.architecture.class_path)
+        loggers = config.trainer.logger
+        for logger in loggers if isinstance(loggers, list) else [loggers]:
+            if logger is not None and not isinstance(logger, bool) and "save_dir" in logger.init_args:
+                logger.init_args.save_dir = str(self.run_path)
+        config.trainer.default_root_dir = str(self.run_path)
+
+
+def run_name(data_path: str, architecture_class_path: str) -> str:
+    """`<game>_<architecture>`: the game's short name (alias, else its string made path-safe) and the registry name."""
+    game = DataLayout.from_file(data_path).game
+    short = next((alias for alias, full in ALIASES.items() if full == game), None)
+    short = short or re.sub(r"[^A-Za-z0-9]+", "_", game).strip("_")
+    module, _, name = architecture_class_path.rpartition(".")
+    try:
+        architecture = getattr(importlib.import_module(module), name).name
+    except (ImportError, AttributeError):
+        raise PvfError(f"no value-function architecture {architecture_class_path!r}") from None
+    return f"{short}_{architecture}"
 
 
 def _alias_seed(arg: str) -> str:
@@ -38,14 +81,32 @@ def _alias_seed(arg: str) -> str:
     return ("--seed_everything" if name == "--seed" else name) + sep + value
 
 
+def _entries(path: Path) -> set[Path] | None:
+    """Everything under `path`; None if it does not exist."""
+    return set(path.rglob("*")) if path.is_dir() else None
+
+
 def train_main(argv: list[str]) -> int:
     """Run `pvf train ARGV` (Lightning's CLI); returns the exit status."""
     argv = [_alias_seed(arg) for arg in argv]
+    cli: PvfLightningCLI | None = None
+    before: set[Path] | None = None
+    created: Path | None = None  # the outermost folder of the run path that did not exist yet
+
+    class _Tracked(PvfLightningCLI):
+        def before_instantiate_classes(self) -> None:
+            nonlocal cli, before, created
+            super().before_instantiate_classes()
+            cli, before = self, _entries(self.run_path)
+            missing = [p for p in (self.run_path, *self.run_path.parents) if not p.exists()]
+            created = missing[-1] if missing else None
+
     try:
         with warnings.catch_warnings():
             # `pvf` passes its own argv on; Lightning warns when sys.argv differs
             warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
-            PvfLightningCLI(
+            warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")
+            _Tracked(
                 ValueFunctionModule,
                 PbsDataModule,
                 subclass_mode_model=True,
@@ -55,9 +116,41 @@ def train_main(argv: list[str]) -> int:
                 save_config_kwargs={"overwrite": True},
                 parser_kwargs={"prog": "pvf train"},
             )
-    except PvfError as exc:
-        print(f"pvf train: error: {exc}", file=sys.stderr)
-        return 2
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except (PvfError, MisconfigurationException, ValueError, RuntimeError, OSError) as exc:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        elif cli is not None:
+            _remove_new(cli.run_path, before)
+        print(f"pvf train: error: {_reason(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pvf train: interrupted; checkpoints written so far are kept", file=sys.stderr)
+        return 130
     return 0
+
+
+def _reason(exc: BaseException) -> str:
+    """One line: the PvfError behind `exc` if there is one (jsonargparse wraps what the
+    model's constructor raised), else the first line of the deepest cause's message."""
+    chain = [exc]
+    while chain[-1].__cause__ is not None or chain[-1].__context__ is not None:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)
+    found = next((e for e in chain if isinstance(e, PvfError)), None)
+    for e in ([found] if found else []) + chain[::-1]:
+        text = str(e).strip()
+        if text:
+            return text.splitlines()[0]
+    return type(exc).__name__
+
+
+def _remove_new(run_path: Path, before: set[Path] | None) -> None:
+    """Remove what a failed run created under the existing folder `run_path`."""
+    new = (_entries(run_path) or set()) - (before or set())
+    for path in new:
+        if path.parent not in new and path.exists():
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""Samples of a PBS dataset file as padded torch batches both networks read.
+"""Samples of a PBS dataset file as flat infostate rows, for any architecture to encode.
 
 1. `PbsTorchDataset` serves samples (PBSs) by row of the file. The file is opened
    lazily on the first access in each process and its columns read
@@ -6,14 +6,10 @@
    open handle is ever pickled, so it works with spawned DataLoader workers.
    The DataLoader fetches a batch with one `__getitems__` call: the batch's
    rows gathered with index arrays into a flat `PbsRows`, not B samples.
-2. `PbsCollate` pads a `PbsRows` (or a list of samples) into one `PbsBatch` holding both
-   views of the same infostates:
-   - particle view, N = most infostates of a sample in the batch:
-     `beliefs [B, N]`, `features [B, N, Fp + Fq + 2]` (public, private,
-     player one-hot), `targets [B, N]`, `mask [B, N]`;
-   - positional view, S = K1max + K2max slots (player 2's slot k at
-     K1max + k): `slot_beliefs [B, S]`, `slot_targets [B, S]`, `slot_mask [B, S]`;
-   - `public [B, Fp]` for both.
+2. `PbsCollate` turns a list of samples into the same flat `PbsRows` (and
+   passes `__getitems__`'s rows through); the model's architecture encodes
+   rows into its tensors (`pvf.valuefn.architecture.Architecture.encode_batch`),
+   so the data side knows nothing of any network.
 3. `split_by_trunk` splits sample rows into train and validation so that
    every trunk strategy's samples land on one side.
 """
@@ -24,14 +20,12 @@ from pathlib import Path
 from typing import TypedDict
 
 import numpy as np
-import torch
-from torch import Tensor
 from torch.utils.data import Dataset
 
+from pvf.datasets.layout import check_target
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
-from pvf.nets.normalization import normalize_beliefs
-from pvf.trainers.layout import PLAYER_FEATURES, check_target
+from pvf.valuefn.encoding import PbsRows, positions
 
 
 class PbsSample(TypedDict):
@@ -43,31 +37,6 @@ class PbsSample(TypedDict):
     belief: np.ndarray  # [n] float32 reach of the infostate
     target: np.ndarray  # [n] float32 counterfactual value
     private: np.ndarray  # [n, Fq] float32 private features
-
-
-class PbsRows(TypedDict):
-    """B samples' infostates back to back (n = Σ counts), as `__getitems__` gathers them."""
-
-    counts: np.ndarray  # [B] infostates per sample
-    public: np.ndarray  # [B, Fp]
-    player: np.ndarray  # [n]
-    slot: np.ndarray  # [n]
-    belief: np.ndarray  # [n]
-    target: np.ndarray  # [n]
-    private: np.ndarray  # [n, Fq]
-
-
-class PbsBatch(TypedDict):
-    """A padded batch; padding holds zeros and False."""
-
-    public: Tensor  # [B, Fp]
-    beliefs: Tensor  # [B, N]
-    features: Tensor  # [B, N, Fp + Fq + 2]
-    targets: Tensor  # [B, N]
-    mask: Tensor  # [B, N] bool, True for real infostates
-    slot_beliefs: Tensor  # [B, S]
-    slot_targets: Tensor  # [B, S]
-    slot_mask: Tensor  # [B, S] bool, True for slots holding an infostate
 
 
 class _Columns:
@@ -132,7 +101,7 @@ class PbsTorchDataset(Dataset):
         c = self.columns
         rows = self.rows[np.asarray(indices, dtype=np.int64)]
         lo, counts = c.offset[rows], c.offset[rows + 1] - c.offset[rows]
-        index = np.repeat(lo, counts) + _positions(counts)
+        index = np.repeat(lo, counts) + positions(counts)
         return PbsRows(
             counts=counts,
             public=c.public[c.public_state[rows]],
@@ -144,11 +113,6 @@ class PbsTorchDataset(Dataset):
         )
 
 
-def _positions(counts: np.ndarray) -> np.ndarray:
-    """[Σ counts] position of each element within its group, for groups of `counts: [B]` back to back."""
-    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
 def _flatten(samples: list[PbsSample]) -> PbsRows:
     return PbsRows(
         counts=np.array([len(s["belief"]) for s in samples]),
@@ -158,53 +122,10 @@ def _flatten(samples: list[PbsSample]) -> PbsRows:
 
 
 class PbsCollate:
-    """Pads samples into a `PbsBatch`; `max_slots` = (K1max, K2max) of the file.
+    """The DataLoader's collate: a list of samples as one `PbsRows` (rows from `__getitems__` pass through)."""
 
-    With `normalize`, beliefs are normalised per sample and player and targets
-    divided by the opponent's belief mass (`pvf.nets.normalization`).
-    """
-
-    def __init__(self, max_slots: tuple[int, int], normalize: bool = True) -> None:
-        self.max_slots = (int(max_slots[0]), int(max_slots[1]))
-        self.normalize = normalize
-
-    def __call__(self, samples: PbsRows | list[PbsSample]) -> PbsBatch:
-        rows = _flatten(samples) if isinstance(samples, list) else samples
-        counts, public, player, slot = rows["counts"], rows["public"], rows["player"], rows["slot"]
-        belief, target, private = rows["belief"], rows["target"], rows["private"]
-        B = len(counts)
-        N, S = int(counts.max()), sum(self.max_slots)
-        sample = np.repeat(np.arange(B), counts)
-        position = _positions(counts)
-        if self.normalize:
-            belief, scale = normalize_beliefs(belief, player, sample, B)
-            target = np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)
-        if (slot >= np.asarray(self.max_slots)[player]).any():
-            raise PvfError(f"an infostate slot lies outside the layout's slots {list(self.max_slots)}")
-        slot = slot + np.where(player == 1, self.max_slots[0], 0)
-        Fp, Fq = public.shape[1], private.shape[1]
-        features = np.zeros((B, N, Fp + Fq + PLAYER_FEATURES), dtype=np.float32)
-        features[sample, position, :Fp] = public[sample]
-        features[sample, position, Fp : Fp + Fq] = private
-        features[sample, position, Fp + Fq + player] = 1.0
-        dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
-        dense[0, sample, position] = belief
-        dense[1, sample, position] = target
-        dense[2, sample, position] = 1.0
-        slots = np.zeros((3, B, S), dtype=np.float32)  # the same in slots
-        slots[0, sample, slot] = belief
-        slots[1, sample, slot] = target
-        slots[2, sample, slot] = 1.0
-        return PbsBatch(
-            public=torch.from_numpy(public.astype(np.float32, copy=False)),
-            beliefs=torch.from_numpy(dense[0]),
-            features=torch.from_numpy(features),
-            targets=torch.from_numpy(dense[1]),
-            mask=torch.from_numpy(dense[2] > 0),
-            slot_beliefs=torch.from_numpy(slots[0]),
-            slot_targets=torch.from_numpy(slots[1]),
-            slot_mask=torch.from_numpy(slots[2] > 0),
-        )
+    def __call__(self, samples: PbsRows | list[PbsSample]) -> PbsRows:
+        return _flatten(samples) if isinstance(samples, list) else samples
 
 
 def split_by_trunk(trunk: np.ndarray, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,10 @@
    so the CLI can hand it to the model before training (`link_arguments`).
 2. `setup()` splits the samples by trunk strategy (`/samples/trunk`) with a
    seeded permutation: validation holds whole trunks, never single rows.
-3. Loaders yield `PbsBatch`es (pvf.trainers.data) that both networks read;
-   workers open the file themselves, so `num_workers > 0` is spawn-safe.
+3. Loaders yield flat `PbsRows` (pvf.trainers.data) that the model's
+   architecture encodes; workers open the file themselves, so
+   `num_workers > 0` is spawn-safe. `pvf train test` evaluates on the
+   validation trunks (the only held-out data a file has).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Literal
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
+from pvf.errors import PvfError
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
-from pvf.trainers.layout import DataLayout
 
 
 class PbsDataModule(pl.LightningDataModule):
@@ -31,7 +34,7 @@ class PbsDataModule(pl.LightningDataModule):
     split_seed: seed of the trunk permutation.
     num_workers: DataLoader worker processes (0: load in the main process).
     normalize: beliefs normalised per player, targets divided by the
-        opponent's belief mass (`pvf.nets.normalization`); losses are then in
+        opponent's belief mass (`pvf.valuefn.encoding`); losses are then in
         normalised units. False: raw reaches and values, as the authors trained.
     """
 
@@ -46,9 +49,13 @@ class PbsDataModule(pl.LightningDataModule):
         normalize: bool = True,
     ) -> None:
         super().__init__()
+        if batch_size < 1:
+            raise PvfError(f"data.batch_size must be a positive integer, got {batch_size}")
+        if num_workers < 0:
+            raise PvfError(f"data.num_workers must be non-negative, got {num_workers}")
         self.save_hyperparameters()
         self.layout = DataLayout.from_file(path, target, normalize)
-        self.collate = PbsCollate(self.layout.max_slots, normalize)
+        self.collate = PbsCollate()
         self.train_set: PbsTorchDataset | None = None
         self.val_set: PbsTorchDataset | None = None
 
@@ -65,6 +72,9 @@ class PbsDataModule(pl.LightningDataModule):
         return self._loader(self.train_set, shuffle=True)
 
     def val_dataloader(self) -> DataLoader:
+        return self._loader(self.val_set, shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
         return self._loader(self.val_set, shuffle=False)
 
     def _loader(self, dataset: PbsTorchDataset | None, shuffle: bool) -> DataLoader:

@@ -3,18 +3,21 @@
 Member s is the run `pvf train` would make with seed s_k (its own
 initialisation, its own dataset file, its own batch order), and all S
 members take each training step together:
-  1. Init: under `torch.manual_seed(seed)` the member's LightningModule is
-     built (positional / particle / any `ValueFunctionModule` with
-     `predict`); the nets' weights are stacked (`pvf.nets.stacked`).
+  1. Init: under `torch.manual_seed(seed)` the member's
+     `ValueFunctionModule` is built around its registered architecture
+     (`pvf.valuefn.registry`: positional, particle, attention, ...); the
+     nets' weights are stacked (`pvf.nets.stacked`: batched matmuls for
+     nets of Linear layers only, `vmap` for the others, e.g. attention).
   2. Data: each member's training rows are its file's trunk split
      (`split_by_trunk`, seeded as `PbsDataModule`); its batch order is a
      `MemberSampler` (a seeded permutation per epoch, full batches only).
-     One step gathers B rows from each of the S files and collates all S·B
-     samples at once: the particle view is padded to the step's largest
-     set, which changes no value (padding is masked). With `preload`, every
-     member's training split is collated once and kept on the device
-     (padded to the largest set of all files), and a step is one gather per
-     tensor: no collation, no host-to-device copy of samples per step.
+     One step gathers B rows from each of the S files and the architecture
+     encodes all S·B samples at once (`Architecture.encode_batch`): a
+     particle set is padded to the step's largest set, which changes no
+     value (padding is masked). With `preload`, every member's training
+     split is encoded once and kept on the device (padded to the largest
+     set of all files), and a step is one gather per tensor: no encoding,
+     no host-to-device copy of samples per step.
   3. Step: one vmapped forward of every member on its own batch, the sum
      of the members' masked MSEs, one backward, one Adam step on the
      stacked parameters. Members do not interact: the sum's gradient for
@@ -42,16 +45,18 @@ import pytorch_lightning as pl
 import torch
 from torch import Tensor
 
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.nets.stacked import StackedNets
-from pvf.trainers.checkpoint import value_function_meta
-from pvf.trainers.data import PbsBatch, PbsCollate, PbsRows, PbsTorchDataset, split_by_trunk
-from pvf.trainers.layout import DataLayout
-from pvf.trainers.module import ParticleModule, PositionalModule, ValueFunctionModule
+from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn.architecture import Batch
+from pvf.valuefn.checkpoint import value_function_meta
+from pvf.valuefn.encoding import PbsRows
+from pvf.valuefn.registry import architecture as make_architecture
 
 RING = 4  # pinned index buffers in flight on CUDA
-MODULES: dict[str, type[ValueFunctionModule]] = {"positional": PositionalModule, "particle": ParticleModule}
 
 
 class MemberSampler:
@@ -92,9 +97,9 @@ def concat_rows(parts: Sequence[PbsRows]) -> PbsRows:
     return PbsRows(**{k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
 
 
-def to_device(batch: PbsBatch, device: torch.device | str, dtype: torch.dtype) -> PbsBatch:
-    """A collated batch on `device`, floating tensors as `dtype`."""
-    return {  # type: ignore[return-value]
+def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> Batch:
+    """An encoded batch on `device`, floating tensors as `dtype`."""
+    return {
         k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype, non_blocking=True) for k, v in batch.items()
     }
 
@@ -116,12 +121,16 @@ def member_data(path: str | Path, seed: int, val_fraction: float = 0.1, target: 
     return MemberData(str(path), train_rows, PbsTorchDataset(path, train_rows, target))
 
 
-def build_member(architecture: str, layout: DataLayout, seed: int, **model_args: Any) -> ValueFunctionModule:
-    """Member `seed`'s module, initialised as `pvf train` with that seed initialises it."""
-    if architecture not in MODULES:
-        raise PvfError(f"unknown architecture {architecture!r}; choose from {', '.join(MODULES)}")
+def build_member(
+    architecture: str, layout: DataLayout, seed: int, lr: float = 1e-3, lr_schedule: str = "constant", **hyper_parameters: Any
+) -> ValueFunctionModule:
+    """Member `seed`'s module, initialised as `pvf train` with that seed initialises it.
+
+    hyper_parameters: the architecture's (`pvf.valuefn.registry.architecture`).
+    """
+    encoding = make_architecture(architecture, **hyper_parameters)
     torch.manual_seed(seed)
-    return MODULES[architecture](layout=layout.to_dict(), **model_args)
+    return ValueFunctionModule(encoding, layout=layout.to_dict(), lr=lr, lr_schedule=lr_schedule)
 
 
 class EnsembleTrainer:
@@ -133,7 +142,7 @@ class EnsembleTrainer:
     max_steps: length of the run (sizes the loss buffer and a cosine schedule).
     device, dtype: where and in what precision the members train.
     backend: of `StackedNets` ("auto", "bmm", "vmap").
-    preload: keep all training samples collated on the device (see the module docstring).
+    preload: keep all training samples encoded on the device (see the module docstring).
     """
 
     def __init__(
@@ -162,11 +171,11 @@ class EnsembleTrainer:
         self.max_steps = max_steps
         self.device = torch.device(device)
         self.dtype = dtype
-        self.template = first  # its `predict` is run with each member's weights
+        self.architecture = first.architecture  # encodes batches; its `predict` runs the stacked nets
+        self.layout = first.layout
         self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
-        self.collate = PbsCollate(first.layout.max_slots, first.layout.normalize)
         self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
-        self.preloaded = _Preloaded(self.data, self.collate, self.device, dtype) if preload else None
+        self.preloaded = _Preloaded(self.data, self.encode, self.device, dtype) if preload else None
         # fused on CUDA: one kernel for all stacked tensors (still elementwise, so per-member exact)
         self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=self.device.type == "cuda")
         self.scheduler = (
@@ -190,32 +199,40 @@ class EnsembleTrainer:
         dtype: torch.dtype = torch.float32,
         backend: str = "auto",
         preload: bool = True,
+        target: str = "average",
         **model_args: Any,
     ) -> EnsembleTrainer:
-        """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout."""
+        """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout.
+
+        target: the profile trained on ("average" or "current", as `PbsDataModule`).
+        model_args: lr, lr_schedule and the architecture's hyper-parameters (`build_member`).
+        """
         layouts = [DataLayout.from_file(p) for p in paths]
         if any(lay != layouts[0] for lay in layouts[1:]):
             raise PvfError("the members' dataset files differ in game, depth or layout; an ensemble needs one layout")
-        data = [member_data(p, s, val_fraction) for p, s in zip(paths, seeds)]
+        data = [member_data(p, s, val_fraction, target) for p, s in zip(paths, seeds)]
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
         return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload)
 
-    def next_batch(self) -> PbsBatch:
+    def encode(self, rows: PbsRows) -> Batch:
+        """PBS rows as the architecture's tensors (on the CPU)."""
+        return self.architecture.encode_batch(rows, self.layout)
+
+    def next_batch(self) -> Batch:
         """The next step's batches of all members, `[S·B, ...]` (member s's B samples back to back) on the device."""
         positions = [sampler.next() for sampler in self.samplers]
         if self.preloaded is not None:
             return self.preloaded.gather(positions)
         rows = concat_rows([d.dataset.__getitems__(p) for d, p in zip(self.data, positions)])
-        return to_device(self.collate(rows), self.device, self.dtype)
+        return to_device(self.encode(rows), self.device, self.dtype)
 
-    def member_losses(self, batch: PbsBatch) -> Tensor:
+    def member_losses(self, batch: Batch) -> Tensor:
         """[S] each member's masked MSE over the real infostates of its own batch (with gradients)."""
-        template = self.template
-        values, targets, mask = self.nets.apply_rows(lambda net, b: predict_with(template, net, b), batch)
+        values, targets, mask = self.nets.apply_rows(self.architecture.predict, batch)
         squared = torch.where(mask, (values - targets) ** 2, 0.0).reshape(self.members, -1)
         return squared.sum(dim=1) / mask.reshape(self.members, -1).sum(dim=1)
 
-    def step(self, batch: PbsBatch) -> Tensor:
+    def step(self, batch: Batch) -> Tensor:
         """One training step of all members on `batch` (`[S·B, ...]`); returns their losses [S] (detached)."""
         losses = self.member_losses(batch)
         self.optimizer.zero_grad(set_to_none=True)
@@ -253,7 +270,7 @@ class EnsembleTrainer:
                 "pytorch-lightning_version": pl.__version__,
                 "state_dict": {k: v.detach().clone() for k, v in module.state_dict().items()},
                 "hyper_parameters": dict(module.hparams),
-                "pvf": value_function_meta(module.architecture, module.net, module.layout),
+                "pvf": value_function_meta(module.architecture.name, module.net, module.layout),
             }
             torch.save(checkpoint, str(path))
 
@@ -283,21 +300,23 @@ class EnsembleTrainer:
 
 
 class _Preloaded:
-    """All members' training samples collated once, back to back, on the device.
+    """All members' training samples encoded once, back to back, on the device.
 
-    Member k's sample i is row `offsets[k] + i`; the particle view is padded
-    to the largest set of all members (padding is masked, so no value changes).
+    Member k's sample i is row `offsets[k] + i`; a tensor whose second axis
+    differs between members (the particle sets) is zero-padded to the widest
+    (padding is masked, so no value changes).
     """
 
-    def __init__(self, data: Sequence[MemberData], collate: PbsCollate, device: torch.device, dtype: torch.dtype) -> None:
-        parts = [collate(d.dataset.__getitems__(np.arange(len(d.rows)))) for d in data]
-        width = max(p["mask"].shape[1] for p in parts)
-        self.rows: PbsBatch = {}  # type: ignore[typeddict-item]
+    def __init__(self, data: Sequence[MemberData], encode: Callable[[PbsRows], Batch], device: torch.device,
+                 dtype: torch.dtype) -> None:
+        parts = [encode(d.dataset.__getitems__(np.arange(len(d.rows)))) for d in data]
+        self.rows: Batch = {}
         for key in parts[0]:
             tensors = [p[key] for p in parts]
-            if key in ("beliefs", "features", "targets", "mask"):  # the particle view: pad axis 1
-                tensors = [torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, width - t.shape[1])) for t in tensors]
-            self.rows[key] = to_device({key: torch.cat(tensors)}, device, dtype)[key]  # type: ignore[index]
+            if tensors[0].dim() >= 2:
+                width = max(t.shape[1] for t in tensors)
+                tensors = [_pad_axis1(t, width) for t in tensors]
+            self.rows[key] = to_device({key: torch.cat(tensors)}, device, dtype)[key]
         self.offsets = np.cumsum([0] + [len(d.rows) for d in data])[:-1]
         self.device = device
         # On CUDA the step's row indices go through a ring of pinned buffers: a copy from pinned
@@ -306,10 +325,10 @@ class _Preloaded:
         self._ring: list[tuple[Tensor, Any]] = []
         self._turn = 0
 
-    def gather(self, positions: Sequence[np.ndarray]) -> PbsBatch:
+    def gather(self, positions: Sequence[np.ndarray]) -> Batch:
         """Members' batches (positions in their training sets) as `[S·B, ...]`."""
-        index = np.concatenate([o + p for o, p in zip(self.offsets, positions)])
-        return {key: value.index_select(0, self._to_device(index)) for key, value in self.rows.items()}  # type: ignore[return-value]
+        index = self._to_device(np.concatenate([o + p for o, p in zip(self.offsets, positions)]))
+        return {key: value.index_select(0, index) for key, value in self.rows.items()}
 
     def _to_device(self, index: np.ndarray) -> Tensor:
         if self.device.type != "cuda":
@@ -328,20 +347,13 @@ class _Preloaded:
         return on_device
 
 
-def predict_with(module: ValueFunctionModule, net: torch.nn.Module, batch: PbsBatch) -> tuple[Tensor, Tensor, Tensor]:
-    """`module.predict(batch)` computed by `net` instead of `module.net` (same architecture)."""
-    return type(module).predict(_WithNet(module, net), batch)  # type: ignore[arg-type]
-
-
-class _WithNet:
-    """`module` seen with `net` in place of its own net (for running its `predict` on a member's weights)."""
-
-    def __init__(self, module: ValueFunctionModule, net: torch.nn.Module) -> None:
-        self._module = module
-        self.net = net
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
+def _pad_axis1(t: Tensor, width: int) -> Tensor:
+    """`t` zero-padded (False for bool) along axis 1 to `width`."""
+    if t.shape[1] == width:
+        return t
+    out = torch.zeros((t.shape[0], width, *t.shape[2:]), dtype=t.dtype)
+    out[:, : t.shape[1]] = t
+    return out
 
 
 def separate_run(
@@ -356,12 +368,12 @@ def separate_run(
     """One member trained alone, as `EnsembleTrainer` trains it: losses [steps] (the reference)."""
     module = module.to(device=device, dtype=dtype)
     sampler = MemberSampler(len(data.rows), batch_size, seed)
-    collate = PbsCollate(module.layout.max_slots, module.layout.normalize)
     optimizer = torch.optim.Adam(module.parameters(), lr=module.lr)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps) if module.lr_schedule == "cosine" else None
     losses = torch.zeros(steps, dtype=torch.float64, device=device)
     for step in range(steps):
-        batch = to_device(collate(data.dataset.__getitems__(sampler.next())), device, dtype)
+        rows = data.dataset.__getitems__(sampler.next())
+        batch = to_device(module.architecture.encode_batch(rows, module.layout), device, dtype)
         loss, _ = module.loss(batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -7,14 +7,15 @@ import numpy as np
 import pytest
 import torch
 
+from pvf.datasets.layout import DataLayout
 from pvf.evaluation.ensemble import ensemble_evaluator, ensemble_trunk_exploitability
-from pvf.evaluation.networks import network_evaluator
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.nets.stacked import StackedNets
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 from pvf.trainers.ensemble import build_member
-from pvf.trainers.layout import DataLayout
+from pvf.valuefn.evaluator import NetworkEvaluator
+from pvf.valuefn.registry import ARCHITECTURES, architecture as make_architecture
 
 MEMBERS = 3
 ITERATIONS = 30
@@ -34,12 +35,17 @@ def members(architecture, layout):
     return [build_member(architecture, layout, seed).net.eval() for seed in range(MEMBERS)]
 
 
-@pytest.mark.parametrize("backend", ["bmm", "vmap"])
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+def network_evaluator(trunk, net, architecture, layout, features):
+    return NetworkEvaluator(trunk, net, make_architecture(architecture), layout, features)
+
+
+@pytest.mark.parametrize("architecture, backend", [
+    ("positional", "bmm"), ("positional", "vmap"), ("particle", "bmm"), ("particle", "vmap"), ("attention", "vmap")
+])
 def test_row_s_is_valued_by_member_s(leduc, architecture, backend):
     trunk, features, layout = leduc
     nets = members(architecture, layout)
-    batched = ensemble_evaluator(trunk, StackedNets(nets, backend).eval(), architecture, layout, features)
+    batched = ensemble_evaluator(trunk, StackedNets(nets, backend).eval(), make_architecture(architecture), layout, features)
     rng = np.random.default_rng(0)
     reach = [rng.random((MEMBERS, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]
     v1, v2 = batched(*reach)
@@ -51,11 +57,12 @@ def test_row_s_is_valued_by_member_s(leduc, architecture, backend):
     assert not np.allclose(v1[0], v1[1])  # the members do differ
 
 
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_member_exploitabilities_equal_separate_solves(leduc, architecture):
     trunk, features, layout = leduc
     nets = members(architecture, layout)
-    together = ensemble_trunk_exploitability(trunk, StackedNets(nets), architecture, layout, features, ITERATIONS)
+    together = ensemble_trunk_exploitability(trunk, StackedNets(nets), make_architecture(architecture), layout, features,
+                                             ITERATIONS)
     for net, result in zip(nets, together):
         alone = solve_and_evaluate(trunk, network_evaluator(trunk, net, architecture, layout, features), ITERATIONS)
         assert result.exploitability == pytest.approx(alone.exploitability.exploitability, abs=1e-6)
@@ -64,7 +71,8 @@ def test_member_exploitabilities_equal_separate_solves(leduc, architecture):
 
 def test_evaluator_refuses_another_batch_size(leduc):
     trunk, features, layout = leduc
-    batched = ensemble_evaluator(trunk, StackedNets(members("positional", layout)), "positional", layout, features)
+    batched = ensemble_evaluator(trunk, StackedNets(members("positional", layout)), make_architecture("positional"), layout,
+                                 features)
     reach = [np.ones((1, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]
     with pytest.raises(ValueError, match="takes 3 problems"):
         batched(*reach)
@@ -73,5 +81,5 @@ def test_evaluator_refuses_another_batch_size(leduc):
 def test_training_mode_is_restored(leduc):
     trunk, features, layout = leduc
     stacked = StackedNets(members("positional", layout)).train()
-    ensemble_trunk_exploitability(trunk, stacked, "positional", layout, features, 2)
+    ensemble_trunk_exploitability(trunk, stacked, make_architecture("positional"), layout, features, 2)
     assert stacked.training and torch.is_grad_enabled()

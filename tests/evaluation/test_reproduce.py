@@ -36,7 +36,7 @@ def test_parallel_training_jobs_give_the_same_figures(tmp_path):
 
 
 def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
-    from pvf.trainers.checkpoint import load_value_function
+    from pvf.valuefn.checkpoint import load_value_function
 
     config = ReproduceConfig(
         out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
@@ -50,7 +50,7 @@ def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
 
 def test_ensembles_are_the_default_and_are_reused(tmp_path):
     """Two seeds per network as one ensemble: member files per seed, no state left, a rerun trains nothing."""
-    from pvf.trainers.checkpoint import load_value_function
+    from pvf.valuefn.checkpoint import load_value_function
 
     config = ReproduceConfig(
         out=tmp_path, games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
@@ -71,3 +71,17 @@ def test_ensembles_are_the_default_and_are_reused(tmp_path):
     again = reproduce_fig3(config)["leduc"]
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")} == stamps
     assert again["particle"] == first["particle"]
+
+
+def test_attention_trains_as_an_ensemble_in_fig3_and_fig4(tmp_path):
+    """`--architectures attention`: an ensemble (vmap backend) whose members serve fig. 4's sweep."""
+    config = ReproduceConfig(
+        out=tmp_path, games=("leduc",), architectures=("attention",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=2,
+        eval_every=2, batch_size=16, iterations=5, fractions=(1.0,),
+    )
+    assert reproduce_fig3(config)["leduc"]["attention"]["step"] == 2
+    fig4 = reproduce_fig4(config)["leduc-attention"]
+    assert fig4["architecture"] == "attention" and (tmp_path / "fig4-leduc-attention.png").exists()
+    assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt")) == [  # fig. 4 reused fig. 3's members
+        f"leduc-d7-t3-k5-seed{s}-attention-steps2-b16-ens.ckpt" for s in (0, 1)
+    ]

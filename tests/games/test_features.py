@@ -102,6 +102,33 @@ def test_fallbacks_without_observers(monkeypatch):
     assert (tables.public.sum(axis=1) == 1).all()
 
 
+def test_fallback_tables_stay_small(monkeypatch):
+    """Over the one-hot budget the fallbacks switch to binary digits: still distinct, far smaller."""
+    monkeypatch.setattr(features, "_observer", lambda game, kind: None)
+    monkeypatch.setattr(features, "MAX_ONE_HOT_ENTRIES", 1000)
+    tree = build_public_tree("leduc_poker")
+    tables = build_feature_tables(tree)
+    assert tables.public_encoder == features.POSITION_BINARY
+    widest = np.bincount(tree.public_state_level).max()
+    assert tables.public_dim == int(widest - 1).bit_length()
+    for level in np.unique(tree.public_state_level):
+        codes = tables.public[tree.public_state_level == level]
+        assert len(np.unique(codes, axis=0)) == len(codes)
+    _assert_tables_fit(tree, tables)
+    _assert_infostates_distinct(tree, tables)
+
+
+@pytest.mark.slow  # 14 s; test_fallback_tables_stay_small runs the same code on Leduc by default
+def test_liars_dice_without_observers_fits_in_memory():
+    """Liar's Dice (one die of 6 faces each) has no public observer: 151,518 public states,
+    34,056 on one level; its one-hot table would take 19 GiB."""
+    tree = build_public_tree("liars_dice")
+    tables = build_feature_tables(tree)
+    assert tables.public_encoder == features.POSITION_BINARY
+    assert tables.public.shape == (151_518, 16)
+    assert tables.public.nbytes + sum(p.nbytes for p in tables.private) < 50_000_000
+
+
 def test_builds_in_a_few_seconds():
     tree = build_public_tree("goofspiel5")
     start = time.perf_counter()

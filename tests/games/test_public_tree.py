@@ -5,7 +5,9 @@ import pyspiel
 import pytest
 
 from pvf.errors import PvfError
-from pvf.games.public_tree import CHANCE, TERMINAL, build_public_tree
+from pvf.games import public_tree
+from pvf.games.loading import load_game
+from pvf.games.public_tree import CHANCE, TERMINAL, build_public_tree, estimate_histories
 from tests.conftest import GOOF5, cached_tree
 
 
@@ -76,3 +78,38 @@ def test_bad_games(game, message):
 def test_size_cap():
     with pytest.raises(PvfError, match="max-histories"):
         build_public_tree("leduc_poker", max_histories=1000)
+
+
+def test_cap_is_exact_and_bounds_the_frontier(monkeypatch):
+    """Histories are counted when generated: no more than the cap ever exist, queue included."""
+    assert build_public_tree("kuhn_poker", max_histories=58).num_histories == 58
+    made = []
+    child = public_tree._child
+    monkeypatch.setattr(public_tree, "_child", lambda *a: made.append(1) or child(*a))
+    with pytest.raises(PvfError, match="more than 57 histories"):
+        build_public_tree("kuhn_poker", max_histories=57)
+    assert len(made) < 57
+    made.clear()
+    with pytest.raises(PvfError, match="--max-histories"):
+        build_public_tree("leduc_poker", max_histories=1000)
+    assert len(made) < 1000
+
+
+@pytest.mark.parametrize("cap", [0, -5])
+def test_cap_must_be_positive(cap):
+    with pytest.raises(PvfError, match="positive"):
+        build_public_tree("kuhn_poker", max_histories=cap)
+
+
+def test_size_estimate():
+    """Knuth's estimate is exact on a uniform tree and close on the others we know."""
+    assert estimate_histories(load_game("goofspiel4")) == pytest.approx(1077)
+    for game, size in (("kuhn_poker", 58), ("leduc_poker", 9457), ("liars_dice(numdice=1,dice_sides=3)", 1147)):
+        assert size / 2 < estimate_histories(load_game(game)) < 2 * size, game
+
+
+def test_huge_game_refused_before_enumeration(monkeypatch):
+    """OpenSpiel's default Goofspiel (13 cards, ~1e29 histories) is refused without enumerating."""
+    monkeypatch.setattr(public_tree, "_enumerate", lambda *a: pytest.fail("enumerated"))
+    with pytest.raises(PvfError, match=r"goofspiel has more than 2,000,000 histories \(about .*e\+29"):
+        build_public_tree("goofspiel")

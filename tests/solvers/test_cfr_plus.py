@@ -74,7 +74,7 @@ def test_known_game_values():
     result = cfr_plus(leduc, 1000)
     assert result.value[0] == pytest.approx(LEDUC_VALUE, abs=1e-3)
     nc = nash_conv(leduc, (result.average_strategy[0][0], result.average_strategy[1][0]))[0]
-    assert nc / 2 < 0.0003  # DESIGN.md: NashConv/2 of 0.00025 after 1,000 iterations
+    assert nc / 2 < 0.0003  # docs/architecture.md, reference figures: NashConv/2 of 0.00025 after 1,000 iterations
 
 
 def test_policy_round_trip(kuhn):

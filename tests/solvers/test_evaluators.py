@@ -17,14 +17,22 @@ from torch import nn
 
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
+from pvf.datasets.layout import DataLayout
 from pvf.nets import ParticleVF
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.datasets.targets import LeafSolver
-from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator, ParticleEvaluator, PositionalEvaluator
+from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sparse_trunks import select_histories, sparse_setting, sparse_trunk
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
 from tests.conftest import KUHN, LEDUC, cached_tree
+
+def network_evaluator(trunk, net, tables, name="particle", slots=(0, 0)):
+    """`net` at the trunk's leaves through the architecture `name`'s encoding, raw beliefs."""
+    layout = DataLayout(trunk.tree.game_string, 0, "average",
+                        tables.public_dim, tables.private_dim, tuple(slots), normalize=False)
+    return NetworkEvaluator(trunk, net, ARCHITECTURES[name](), layout, tables)
 
 
 class Recorder:
@@ -120,9 +128,9 @@ def test_network_equal_to_the_oracle_on_its_data_gives_the_oracle_strategy(which
     expected = solve_trunk(trunk, recorder, 8)
     tables = build_feature_tables(tree)
     if architecture == "particle":
-        evaluator = ParticleEvaluator(trunk, LookupParticleNet(trunk, tables, recorder.particles), tables)
+        evaluator = network_evaluator(trunk, LookupParticleNet(trunk, tables, recorder.particles), tables)
     else:
-        evaluator = PositionalEvaluator(trunk, LookupPositionalNet(trunk, tables, recorder.positional), tables, slots)
+        evaluator = network_evaluator(trunk, LookupPositionalNet(trunk, tables, recorder.positional), tables, "positional", slots)
     strategies = solve_trunk(trunk, evaluator, 8)
     for n in (0, 1):
         np.testing.assert_array_equal(strategies[n], expected[n])
@@ -133,9 +141,9 @@ def test_sparse_particles_are_only_the_infostates_with_a_history():
     trunk = _leduc_sparse_trunk()
     tables = build_feature_tables(trunk.tree)
     net = ParticleVF(feature_dim=tables.public_dim + tables.private_dim + 2, public_dim=tables.public_dim, basis_dim=10)
-    evaluator = ParticleEvaluator(trunk, net, tables)
+    evaluator = network_evaluator(trunk, net, tables)
     present = sum(int((p >= 0).sum()) for p in trunk.game.leaf_parent)
-    assert int(evaluator.mask.sum()) == present < sum(len(p) for p in trunk.game.leaf_parent)
+    assert int(evaluator.encoder.mask.sum()) == present < sum(len(p) for p in trunk.game.leaf_parent)
 
 
 def test_batched_queries_equal_single_ones(leduc):
@@ -143,7 +151,7 @@ def test_batched_queries_equal_single_ones(leduc):
     tables = build_feature_tables(leduc)
     torch.manual_seed(0)
     net = ParticleVF(feature_dim=tables.public_dim + tables.private_dim + 2, public_dim=tables.public_dim, basis_dim=10).eval()
-    evaluator = ParticleEvaluator(trunk, net, tables)
+    evaluator = network_evaluator(trunk, net, tables)
     rng = np.random.default_rng(0)
     r1, r2 = rng.random((3, len(trunk.game.leaf_infostates[0]))), rng.random((3, len(trunk.game.leaf_infostates[1])))
     batched = evaluator(r1, r2)
@@ -221,4 +229,4 @@ def test_positional_evaluator_needs_enough_slots(leduc):
     trunk = build_trunk(leduc, 7)
     tables = build_feature_tables(leduc)
     with pytest.raises(PvfError, match="slots"):
-        PositionalEvaluator(trunk, nn.Linear(1, 1), tables, (4, 5))
+        network_evaluator(trunk, nn.Linear(1, 1), tables, "positional", (4, 5))

@@ -5,9 +5,11 @@ import pytest
 import torch
 
 from pvf.games.features import build_feature_tables
+from pvf.datasets.layout import DataLayout
 from pvf.nets import ParticleVF
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from pvf.solvers.cfr_plus import profile_root_values
-from pvf.solvers.evaluators import ExactEvaluator, ParticleEvaluator
+from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import uniform_strategy
 from pvf.solvers.sparse_trunks import (
@@ -21,6 +23,12 @@ from pvf.solvers.sparse_trunks import (
 from pvf.solvers.tabular import to_tabular
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
 from tests.conftest import GOOF5, LEDUC, cached_tree
+
+def network_evaluator(trunk, net, tables, name="particle", slots=(0, 0)):
+    """`net` at the trunk's leaves through the architecture `name`'s encoding, raw beliefs."""
+    layout = DataLayout(trunk.tree.game_string, 0, "average",
+                        tables.public_dim, tables.private_dim, tuple(slots), normalize=False)
+    return NetworkEvaluator(trunk, net, ARCHITECTURES[name](), layout, tables)
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +63,9 @@ def test_fraction_one_equals_the_unsparsified_trunk(leduc):
     net, tables = _particle_net(leduc)
     setting = sparse_setting(leduc, root_move=2, depth=7, equilibrium_iterations=100)
     assert setting.num_histories == 30
-    result = solve_sparse_trunk(setting, select_histories(setting, fraction=1.0), lambda t: ParticleEvaluator(t, net, tables), 50)
+    result = solve_sparse_trunk(setting, select_histories(setting, fraction=1.0), lambda t: network_evaluator(t, net, tables), 50)
     plain = build_trunk(leduc, 7)
-    strategies = solve_trunk(plain, ParticleEvaluator(plain, net, tables), 50)
+    strategies = solve_trunk(plain, network_evaluator(plain, net, tables), 50)
     sparse_policy = to_tabular(sparse_trunk(setting, result.kept).game, result.strategies)
     plain_policy = to_tabular(plain.game, strategies)
     assert sparse_policy.keys() == plain_policy.keys()

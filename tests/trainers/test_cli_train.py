@@ -8,12 +8,12 @@ import pytest
 import yaml
 
 from pvf.cli import main
-from pvf.trainers.checkpoint import load_value_function
+from pvf.valuefn.checkpoint import load_value_function
 from pvf.trainers.cli import train_main
-from pvf.trainers.module import ParticleModule, PositionalModule
+from pvf.trainers.module import ValueFunctionModule
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-NAMES = ["leduc_positional", "leduc_particle", "goofspiel5_positional", "goofspiel5_particle"]
+NAMES = [f"{game}_{arch}" for game in ("leduc", "goofspiel5") for arch in ("positional", "particle", "attention")]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -21,7 +21,8 @@ def test_configs_print(name, capsys):
     assert train_main(["fit", "--config", str(CONFIGS / f"{name}.yaml"), "--print_config"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     architecture = name.split("_")[1]
-    assert printed["model"]["class_path"] == f"pvf.trainers.module.{architecture.capitalize()}Module"
+    assert printed["model"]["class_path"] == "pvf.trainers.module.ValueFunctionModule"
+    assert printed["model"]["init_args"]["architecture"]["class_path"] == f"pvf.valuefn.{architecture}.{architecture.capitalize()}"
     assert printed["model"]["init_args"]["lr"] == 0.001
     assert printed["data"]["batch_size"] == 64
     assert printed["trainer"]["accelerator"] == "auto"
@@ -29,14 +30,14 @@ def test_configs_print(name, capsys):
 
 
 def test_paper_sizes_in_configs():
-    particle = yaml.safe_load((CONFIGS / "leduc_particle.yaml").read_text())["model"]["init_args"]
-    positional = yaml.safe_load((CONFIGS / "leduc_positional.yaml").read_text())["model"]["init_args"]
+    particle = yaml.safe_load((CONFIGS / "leduc_particle.yaml").read_text())["model"]["init_args"]["architecture"]["init_args"]
+    positional = yaml.safe_load((CONFIGS / "leduc_positional.yaml").read_text())["model"]["init_args"]["architecture"]["init_args"]
     assert (particle["basis_layers"], particle["basis_hidden_multiplier"]) == (3, 3.0)
     assert (particle["regression_layers"], particle["regression_hidden_multiplier"]) == (5, 5.0)
     assert (positional["num_layers"], positional["hidden_multiplier"]) == (5, 5.0)
 
 
-@pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle"])
+@pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle", "leduc_attention"])
 def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     argv = [
@@ -59,8 +60,7 @@ def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, mo
     net, meta = load_value_function(last, expect_game="leduc_poker")
     assert meta.layout.target == "current"
     assert meta.architecture == name.split("_")[1]
-    cls = {"positional": PositionalModule, "particle": ParticleModule}[meta.architecture]
-    module = cls.load_from_checkpoint(last, weights_only=True)
+    module = ValueFunctionModule.load_from_checkpoint(last, weights_only=True)
     assert module.layout == meta.layout
 
 

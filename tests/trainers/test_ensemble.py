@@ -7,20 +7,29 @@ from pathlib import Path
 import pytest
 import torch
 
-from pvf.trainers.checkpoint import load_value_function
-from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, predict_with, separate_run
-from pvf.trainers.layout import DataLayout
-from pvf.trainers.module import ParticleModule, PositionalModule
-
 from pvf.datasets.generate import generate
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.spec import GenerationSpec
+from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, separate_run
+from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn.checkpoint import load_value_function
+from pvf.valuefn.registry import ARCHITECTURES
 
 STEPS = 50
 SEEDS = (3, 4, 5)
 SMALL = {
     "positional": dict(num_layers=3, hidden_width=24),
     "particle": dict(basis_layers=2, basis_hidden_width=16, regression_layers=3, regression_hidden_width=24),
+    "attention": dict(dim=16, num_blocks=1, heads=2, regression_layers=2, regression_hidden_width=24),
 }
+# (architecture, backend, preload): "bmm" where every parameter is in a Linear layer, "vmap" for all.
+CASES = [(a, b, p) for a in ("positional", "particle") for b, p in (("bmm", True), ("bmm", False), ("vmap", True))] + [
+    ("attention", "vmap", True), ("attention", "vmap", False), ("attention", "auto", True)
+]
+
+
+def test_every_registered_architecture_is_covered():
+    assert set(SMALL) == set(ARCHITECTURES) == {c[0] for c in CASES}
 
 
 def make_seeded_dataset(path: Path, game: str, depth: int, num_trunks: int, seed: int) -> Path:
@@ -58,8 +67,7 @@ def separate_losses(paths, architecture, batch_size=16, lr_schedule="constant", 
     return torch.stack(runs, dim=1)
 
 
-@pytest.mark.parametrize("backend, preload", [("bmm", True), ("bmm", False), ("vmap", True)])
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+@pytest.mark.parametrize("architecture, backend, preload", CASES)
 def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, preload):
     """float64: every member's loss trajectory equals its separate run's for 50 steps."""
     trainer = EnsembleTrainer.from_files(
@@ -83,7 +91,7 @@ def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, 
     assert (trainer.losses[-1] < trainer.losses[0]).all()  # it does learn
 
 
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_paper_sized_members_with_cosine_schedule(leduc_files, architecture):
     """The paper's sizes on Leduc (move 7) and the cosine schedule: same trajectories too."""
     trainer = EnsembleTrainer.from_files(leduc_files, architecture, SEEDS, STEPS, batch_size=16, dtype=torch.float64, lr_schedule="cosine")
@@ -92,7 +100,7 @@ def test_paper_sized_members_with_cosine_schedule(leduc_files, architecture):
     assert (trainer.losses - reference).abs().max() < 1e-6
 
 
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_path):
     """Each member loads with load_value_function and Lightning, and computes what the ensemble computes."""
     trainer = EnsembleTrainer.from_files(leduc_files, architecture, SEEDS, 5, batch_size=16, **SMALL[architecture])
@@ -100,18 +108,18 @@ def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_pa
     paths = [tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))]
     trainer.save_members(paths)
     batch = trainer.next_batch()
+    predict = trainer.architecture.predict
     with torch.no_grad():
-        values, _, _ = trainer.nets.apply_rows(lambda net, b: predict_with(trainer.template, net, b), batch)
+        values, _, _ = trainer.nets.apply_rows(predict, batch)
     rows = batch["public"].shape[0] // len(SEEDS)
-    cls = {"positional": PositionalModule, "particle": ParticleModule}[architecture]
     for k, path in enumerate(paths):
         net, meta = load_value_function(path, expect_game="leduc_poker")
         assert meta.architecture == architecture and meta.layout == DataLayout.from_file(leduc_files[k])
         member = {key: v[k * rows : (k + 1) * rows] for key, v in batch.items()}
         with torch.no_grad():
-            alone, _, _ = predict_with(trainer.template, net, member)
-            lightning = cls.load_from_checkpoint(path)
-            via_lightning, _, _ = lightning.predict(member)
+            alone, _, _ = predict(net, member)
+            lightning = ValueFunctionModule.load_from_checkpoint(path)
+            via_lightning, _, _ = lightning.architecture.predict(lightning.net, member)
         assert torch.allclose(alone, values[k * rows : (k + 1) * rows], atol=1e-6)
         assert torch.equal(alone, via_lightning)
 
@@ -131,7 +139,7 @@ def test_resumed_training_continues_exactly(leduc_files):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-@pytest.mark.parametrize("architecture", ["positional", "particle"])
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_path):
     """On the GPU too (preloaded data, pinned index ring, fused Adam): float64 trajectories, resumable state."""
     kwargs = dict(batch_size=BATCH, dtype=torch.float64, device="cuda", **SMALL[architecture])

@@ -1,7 +1,8 @@
-"""Batches from a PBS file: both views hold the same infostates; trunk split; spawn safety."""
+"""Batches from a PBS file: both architectures encode the same infostates; trunk split; spawn safety."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -13,24 +14,34 @@ from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
 from pvf.trainers.datamodule import PbsDataModule
-from pvf.trainers.layout import DataLayout
+from pvf.datasets.layout import DataLayout
+from pvf.valuefn import architecture
+
+
+def encode(layout, samples, normalize=True):
+    """Both architectures' batches of the same samples: {"positional": ..., "particle": ...}."""
+    layout = dataclasses.replace(layout, normalize=normalize)
+    rows = PbsCollate()(samples)
+    return {name: architecture(name).encode_batch(rows, layout) for name in ("positional", "particle")}
 
 
 def test_layout_of_leduc_depth_7(leduc_file):
     layout = DataLayout.from_file(leduc_file)
     assert (layout.game, layout.depth, layout.target) == ("leduc_poker", 7, "average")
-    assert (layout.public_dim, layout.private_dim, layout.feature_dim) == (22, 6, 30)
+    assert (layout.public_dim, layout.private_dim, layout.num_slots) == (22, 6, 10)
     assert layout.max_slots == (5, 5)  # 5 private cards besides the public one
     assert DataLayout.from_dict(layout.to_dict()) == layout
 
 
-def test_collate_builds_both_views_of_the_same_infostates(leduc_file):
+def test_both_architectures_encode_the_same_infostates(leduc_file):
     layout = DataLayout.from_file(leduc_file)
     rows = np.arange(7)
     dataset = PbsTorchDataset(leduc_file, rows)
-    batch = PbsCollate(layout.max_slots, normalize=False)([dataset[i] for i in range(len(rows))])
+    both = encode(layout, [dataset[i] for i in range(len(rows))], normalize=False)
+    slots = both["positional"]
+    batch = {**both["particle"], "slot_beliefs": slots["slot_beliefs"], "slot_targets": slots["targets"], "slot_mask": slots["mask"]}
     B, N, S = 7, 10, layout.num_slots
-    assert batch["features"].shape == (B, N, layout.feature_dim)
+    assert batch["features"].shape == (B, N, 30)
     assert batch["slot_beliefs"].shape == batch["slot_targets"].shape == batch["slot_mask"].shape == (B, S)
     with PBSDataset(leduc_file) as ds:
         for b, row in enumerate(rows):
@@ -54,15 +65,15 @@ def test_normalised_batches_undo_to_the_raw_values(leduc_file):
     layout = DataLayout.from_file(leduc_file)
     dataset = PbsTorchDataset(leduc_file, np.arange(20))
     samples = [dataset[i] for i in range(20)]
-    raw = PbsCollate(layout.max_slots, normalize=False)(samples)
-    norm = PbsCollate(layout.max_slots, normalize=True)(samples)
+    raw = encode(layout, samples, normalize=False)["positional"]
+    norm = encode(layout, samples, normalize=True)["positional"]
     K1 = layout.max_slots[0]
     for b in range(20):
         mass = [raw["slot_beliefs"][b, :K1].sum(), raw["slot_beliefs"][b, K1:].sum()]
         for n, sl in enumerate((slice(0, K1), slice(K1, None))):
             if mass[n] > 0:
                 assert float(norm["slot_beliefs"][b, sl].sum()) == pytest.approx(1.0, abs=1e-5)
-            np.testing.assert_allclose(norm["slot_targets"][b, sl] * mass[1 - n], raw["slot_targets"][b, sl], atol=1e-6)
+            np.testing.assert_allclose(norm["targets"][b, sl] * mass[1 - n], raw["targets"][b, sl], atol=1e-6)
 
 
 @pytest.mark.parametrize("normalize", [False, True])
@@ -70,23 +81,27 @@ def test_batched_fetch_equals_sample_by_sample(leduc_file, normalize):
     """`__getitems__` (what the DataLoader calls) gives bit-identical batches to B `__getitem__`s."""
     layout = DataLayout.from_file(leduc_file)
     dataset = PbsTorchDataset(leduc_file, np.arange(40, 100))
-    collate = PbsCollate(layout.max_slots, normalize)
+    layout = dataclasses.replace(layout, normalize=normalize)
+    particle = architecture("particle")
+    collate = PbsCollate()
     indices = [5, 0, 59, 17, 17, 33]
     batched, single = collate(dataset.__getitems__(indices)), collate([dataset[i] for i in indices])
     assert batched.keys() == single.keys()
     for key in batched:
-        assert batched[key].dtype == single[key].dtype and torch.equal(batched[key], single[key]), key
+        assert batched[key].dtype == single[key].dtype and np.array_equal(batched[key], single[key]), key
     loader = DataLoader(dataset, batch_size=6, collate_fn=collate)
-    assert torch.equal(next(iter(loader))["features"], collate([dataset[i] for i in range(6)])["features"])
+    features = particle.encode_batch(next(iter(loader)), layout)["features"]
+    assert torch.equal(features, particle.encode_batch(collate([dataset[i] for i in range(6)]), layout)["features"])
 
 
 def test_padding_is_zero_and_masked(kuhn_file):
     layout = DataLayout.from_file(kuhn_file)
     dataset = PbsTorchDataset(kuhn_file, np.arange(4))
-    batch = PbsCollate(layout.max_slots)([dataset[i] for i in range(4)])
+    both = encode(layout, [dataset[i] for i in range(4)])
+    batch, slots = both["particle"], both["positional"]
     for key in ("beliefs", "targets"):
         assert (batch[key][~batch["mask"]] == 0).all()
-        assert (batch["slot_" + key][~batch["slot_mask"]] == 0).all()
+    assert (slots["slot_beliefs"][~slots["mask"]] == 0).all() and (slots["targets"][~slots["mask"]] == 0).all()
     assert (batch["features"][~batch["mask"]] == 0).all()
 
 
@@ -116,7 +131,7 @@ def test_datamodule_splits_by_trunk(leduc_file):
     assert not set(trunk[dm.train_set.rows]) & set(trunk[dm.val_set.rows])
     assert len(dm.train_set) + len(dm.val_set) == len(trunk)
     batch = next(iter(dm.train_dataloader()))
-    assert batch["public"].shape == (16, 22)
+    assert batch["public"].shape == (16, 22) and len(batch["counts"]) == 16
 
 
 def test_target_column_choice(kuhn_file, kuhn_current_file):
@@ -145,8 +160,8 @@ def test_spawned_workers_read_the_file_themselves(kuhn_file):
     layout = DataLayout.from_file(kuhn_file)
     dataset = PbsTorchDataset(kuhn_file, np.arange(8))
     dataset[0]
-    collate = PbsCollate(layout.max_slots)
+    collate = PbsCollate()
     loader = DataLoader(dataset, batch_size=4, collate_fn=collate, num_workers=1, multiprocessing_context="spawn")
     batches = list(loader)
     assert [b["public"].shape[0] for b in batches] == [4, 4]
-    assert torch.equal(batches[0]["beliefs"], collate([dataset[i] for i in range(4)])["beliefs"])
+    assert np.array_equal(batches[0]["belief"], collate([dataset[i] for i in range(4)])["belief"])

@@ -7,13 +7,20 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
+from pvf.errors import PvfError
+
 from pvf.trainers.datamodule import PbsDataModule
-from pvf.trainers.module import ParticleModule, PositionalModule
+from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn import architecture
 
 SMALL = {
-    PositionalModule: dict(num_layers=3, hidden_width=64),
-    ParticleModule: dict(basis_layers=2, basis_hidden_width=32, regression_layers=3, regression_hidden_width=64),
+    "positional": dict(num_layers=3, hidden_width=64),
+    "particle": dict(basis_layers=2, basis_hidden_width=32, regression_layers=3, regression_hidden_width=64),
 }
+
+
+def module(name, layout, lr=1e-3, lr_schedule="constant", **sizes):
+    return ValueFunctionModule(architecture(name, **sizes), layout, lr=lr, lr_schedule=lr_schedule)
 
 
 def quiet_trainer(**kwargs) -> pl.Trainer:
@@ -36,8 +43,8 @@ def leduc_data(leduc_file) -> PbsDataModule:
 
 def test_paper_sizes_from_the_layout(leduc_data):
     layout = leduc_data.layout.to_dict()
-    positional = PositionalModule(layout)
-    particle = ParticleModule(layout)
+    positional = module("positional", layout)
+    particle = module("particle", layout)
     assert positional.net.config["num_slots"] == 10 and positional.net.config["public_dim"] == 22
     assert particle.net.config["feature_dim"] == 30 and particle.net.config["basis_dim"] == 10
     assert particle.net.change_basis[0].out_features == 90  # 3 x input
@@ -45,40 +52,44 @@ def test_paper_sizes_from_the_layout(leduc_data):
     assert positional.layout == particle.layout == leduc_data.layout
 
 
-def test_both_nets_read_the_same_batch_and_loss_is_masked(leduc_data):
+def test_both_nets_encode_the_same_rows_and_loss_is_masked(leduc_data):
     batch = next(iter(leduc_data.val_dataloader()))
     layout = leduc_data.layout.to_dict()
-    for cls in (PositionalModule, ParticleModule):
+    counts = []
+    for name in ("positional", "particle"):
         torch.manual_seed(0)
-        module = cls(layout, **SMALL[cls])
-        values, targets, mask = module.predict(batch)
-        loss, count = module.loss(batch)
-        assert count == int(batch["mask"].sum()) == int(batch["slot_mask"].sum())
+        vf = module(name, layout, **SMALL[name])
+        encoded = vf.on_before_batch_transfer(batch, 0)
+        values, targets, mask = vf.architecture.predict(vf.net, encoded)
+        loss, count = vf.loss(encoded)
+        counts.append(count)
+        assert count == int(encoded["mask"].sum()) == int(batch["counts"].sum())
         expected = ((values - targets)[mask] ** 2).sum() / count
         torch.testing.assert_close(loss, expected)
-        values2, _, _ = module.predict({**batch, "targets": batch["targets"] + 1e3, "slot_targets": batch["slot_targets"] + 1e3})
+        values2, _, _ = vf.architecture.predict(vf.net, {**encoded, "targets": encoded["targets"] + 1e3})
         torch.testing.assert_close(values, values2)  # targets are never inputs
+    assert counts[0] == counts[1]
 
 
-@pytest.mark.parametrize("cls", [PositionalModule, ParticleModule])
-def test_training_lowers_validation_loss(leduc_data, cls):
+@pytest.mark.parametrize("name", ["positional", "particle"])
+def test_training_lowers_validation_loss(leduc_data, name):
     pl.seed_everything(0, verbose=False)
-    module = cls(leduc_data.layout.to_dict(), lr=3e-3, **SMALL[cls])
-    before = quiet_trainer().validate(module, datamodule=leduc_data, verbose=False)[0]["val_loss"]
-    quiet_trainer(max_epochs=6, num_sanity_val_steps=0).fit(module, datamodule=leduc_data)
-    after = quiet_trainer().validate(module, datamodule=leduc_data, verbose=False)[0]["val_loss"]
+    vf = module(name, leduc_data.layout.to_dict(), lr=3e-3, **SMALL[name])
+    before = quiet_trainer().validate(vf, datamodule=leduc_data, verbose=False)[0]["val_loss"]
+    quiet_trainer(max_epochs=6, num_sanity_val_steps=0).fit(vf, datamodule=leduc_data)
+    after = quiet_trainer().validate(vf, datamodule=leduc_data, verbose=False)[0]["val_loss"]
     assert np.isfinite(after) and after < 0.5 * before, (before, after)
 
 
 def test_fast_dev_run(leduc_data):
-    module = ParticleModule(leduc_data.layout.to_dict(), **SMALL[ParticleModule])
-    quiet_trainer(fast_dev_run=True).fit(module, datamodule=leduc_data)
+    vf = module("particle", leduc_data.layout.to_dict(), **SMALL["particle"])
+    quiet_trainer(fast_dev_run=True).fit(vf, datamodule=leduc_data)
 
 
 def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
     """Logged every log_every_n_steps steps, as the infostate-weighted MSE of the window's batches."""
     torch.manual_seed(0)
-    module = PositionalModule(leduc_data.layout.to_dict(), **SMALL[PositionalModule])
+    vf = module("positional", leduc_data.layout.to_dict(), **SMALL["positional"])
     seen = []
 
     class Record(pl.Callback):
@@ -91,7 +102,7 @@ def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
     trainer = pl.Trainer(accelerator="cpu", logger=logger, max_steps=9, log_every_n_steps=3, limit_val_batches=0,
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          callbacks=[Record()])
-    trainer.fit(module, datamodule=leduc_data)
+    trainer.fit(vf, datamodule=leduc_data)
     with open(f"{logger.log_dir}/metrics.csv") as f:
         rows = [line.split(",") for line in f.read().split()[1:]]
     assert [int(r[1]) for r in rows] == [2, 5, 8]
@@ -102,12 +113,12 @@ def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
 
 @pytest.mark.parametrize("schedule, final_lr", [("constant", 1e-3), ("cosine", 0.0)])
 def test_lr_schedule(leduc_data, schedule, final_lr):
-    module = PositionalModule(leduc_data.layout.to_dict(), lr_schedule=schedule, **SMALL[PositionalModule])
+    vf = module("positional", leduc_data.layout.to_dict(), lr_schedule=schedule, **SMALL["positional"])
     trainer = quiet_trainer(max_steps=8, limit_val_batches=0)
-    trainer.fit(module, datamodule=leduc_data)
+    trainer.fit(vf, datamodule=leduc_data)
     assert trainer.optimizers[0].param_groups[0]["lr"] == pytest.approx(final_lr, abs=1e-12)
 
 
 def test_unknown_lr_schedule(leduc_data):
-    with pytest.raises(ValueError, match="lr_schedule"):
-        PositionalModule(leduc_data.layout.to_dict(), lr_schedule="linear")
+    with pytest.raises(PvfError, match="lr_schedule"):
+        module("positional", leduc_data.layout.to_dict(), lr_schedule="linear")

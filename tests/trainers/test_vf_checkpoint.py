@@ -9,22 +9,23 @@ import pytorch_lightning as pl
 import torch
 
 from pvf.errors import PvfError
-from pvf.trainers.checkpoint import load_value_function
+from pvf.valuefn.checkpoint import load_value_function
 from pvf.trainers.datamodule import PbsDataModule
-from pvf.trainers.layout import DataLayout
-from pvf.trainers.module import ParticleModule, PositionalModule
+from pvf.datasets.layout import DataLayout
+from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn import architecture
 
 SMALL = {
-    PositionalModule: dict(num_layers=2, hidden_width=16),
-    ParticleModule: dict(basis_layers=2, basis_hidden_width=16, regression_layers=2, regression_hidden_width=16),
+    "positional": dict(num_layers=2, hidden_width=16),
+    "particle": dict(basis_layers=2, basis_hidden_width=16, regression_layers=2, regression_hidden_width=16),
 }
 
 
-@pytest.fixture(scope="module", params=[PositionalModule, ParticleModule], ids=["positional", "particle"])
+@pytest.fixture(scope="module", params=["positional", "particle"])
 def trained(request, leduc_file, tmp_path_factory):
     """(module, datamodule, checkpoint path) after two training steps."""
     dm = PbsDataModule(str(leduc_file), batch_size=16, val_fraction=0.25)
-    module = request.param(dm.layout.to_dict(), **SMALL[request.param])
+    module = ValueFunctionModule(architecture(request.param, **SMALL[request.param]), dm.layout.to_dict())
     root = tmp_path_factory.mktemp("ckpt")
     trainer = pl.Trainer(
         accelerator="cpu",
@@ -49,10 +50,10 @@ def test_lightning_checkpoint_loads_weights_only(trained):
 def test_round_trip_gives_the_same_values(trained):
     module, dm, path = trained
     net, meta = load_value_function(path, expect_game="leduc", expect_layout=dm.layout)
-    assert meta.architecture == module.architecture
+    assert meta.architecture == module.architecture.name
     assert meta.layout == module.layout == dm.layout
     assert meta.config == module.net.config
-    batch = next(iter(dm.val_dataloader()))
+    batch = module.on_before_batch_transfer(next(iter(dm.val_dataloader())), 0)
     if meta.architecture == "positional":
         inputs = (batch["slot_beliefs"], batch["public"])
     else:
@@ -81,7 +82,7 @@ def test_wrong_game_is_one_line_error(trained, kuhn_file):
 def test_slot_layout_matters_only_to_the_positional_net(trained):
     module, dm, path = trained
     other = dataclasses.replace(dm.layout, max_slots=(6, 6), depth=5)
-    if module.architecture == "positional":
+    if module.architecture.name == "positional":
         with pytest.raises(PvfError, match="slots"):
             load_value_function(path, expect_layout=other)
     else:

@@ -1,11 +1,12 @@
-"""The data layout a value network is built for, read from a PBS dataset file.
+"""The data layout of a PBS dataset file: the sizes a value network built for it depends on.
 
 A network's input sizes depend on its data: the feature widths (Fp, Fq) and,
 for the positional net, how many infostate slots each player has. The
-layout is read once from the HDF5 file (docs/hdf5_schema.md), handed to the
-LightningModule as a plain dict (so hyper-parameters and checkpoints stay
-weights-only loadable) and stored with every checkpoint, so that a network
-is never used on a game or a slot layout it was not trained for.
+layout is read once from the HDF5 file (docs/hdf5_schema.md) without
+loading its columns, handed to the LightningModule as a plain dict (so
+hyper-parameters and checkpoints stay weights-only loadable) and stored
+with every checkpoint, so that a network is never used on a game or a slot
+layout it was not trained for (`pvf.valuefn.architecture.Architecture.check_layout`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ from typing import Any
 
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
-from pvf.games.loading import canonical_game_string
 
 TARGETS = ("average", "current")
-PLAYER_FEATURES = 2  # the player one-hot appended to every infostate's features
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ class DataLayout:
         positional slot of player 2's slot k is K1max + k.
     normalize: the net sees each player's beliefs normalised to sum 1 and
         predicts values divided by the opponent's belief mass
-        (`pvf.nets.normalization`); False: raw reaches and values (the authors').
+        (`pvf.valuefn.encoding`); False: raw reaches and values (the authors').
     """
 
     game: str
@@ -45,11 +44,6 @@ class DataLayout:
     private_dim: int
     max_slots: tuple[int, int]
     normalize: bool = True
-
-    @property
-    def feature_dim(self) -> int:
-        """Per-infostate features of the particle net: Fp + Fq + 2 (player one-hot)."""
-        return self.public_dim + self.private_dim + PLAYER_FEATURES
 
     @property
     def num_slots(self) -> int:
@@ -86,25 +80,6 @@ class DataLayout:
                 private_dim=int(ds.private_features[0].shape[1]),
                 max_slots=tuple(int(slot[player == n].max(initial=-1)) + 1 for n in (0, 1)),
                 normalize=normalize,
-            )
-
-    def check_compatible(self, other: DataLayout, architecture: str) -> None:
-        """Raise PvfError unless a net of `architecture` built for `self` can read `other`'s data.
-
-        Both nets need the same game and feature widths; the positional net also
-        the same slots. Depth and target column may differ.
-        """
-        if canonical_game_string(other.game) != canonical_game_string(self.game):
-            raise PvfError(f"value function was trained on {self.game!r}, not {other.game!r}")
-        if (other.public_dim, other.private_dim) != (self.public_dim, self.private_dim):
-            raise PvfError(
-                f"value function expects features Fp={self.public_dim}, Fq={self.private_dim}; "
-                f"the data has Fp={other.public_dim}, Fq={other.private_dim}"
-            )
-        if architecture == "positional" and other.max_slots != self.max_slots:
-            raise PvfError(
-                f"positional value function has slots {list(self.max_slots)} per player; "
-                f"the data has {list(other.max_slots)}"
             )
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from pvf.nets.normalization import normalize_beliefs
+from pvf.valuefn.encoding import normalize_beliefs
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.sequence_form import build_sequence_game
 from tests.conftest import LEDUC, cached_tree

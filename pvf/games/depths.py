@@ -1,0 +1,77 @@
+"""Sizes of a game at each depth (move number): what `pvf describe` prints.
+
+For each move number d with a non-terminal public state (the candidates for
+`pvf generate --depth d`), from the public tree:
+  1. the public states a dataset would sample (`public_states_at_depth`),
+     i.e. the PBSs per trunk strategy;
+  2. per player, the augmented infostates of those public states, in total
+     and at most per public state (the slots a network input needs);
+  3. the non-terminal histories in those public states;
+  4. whether any player acts before d. If none does, every trunk strategy
+     gives the same beliefs, so all samples of a public state are one PBS
+     repeated (Kuhn at move 2: one public state, 50 trunks, 50 copies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from pvf.games.public_tree import TERMINAL, PublicTree
+
+
+@dataclass(frozen=True)
+class DepthSizes:
+    """The sizes of one move number d of a game.
+
+    depth: d. public_states: non-terminal public states at d (samples per trunk).
+    infostates: per player, augmented infostates in those public states.
+    max_infostates: per player, the most in one public state.
+    histories: non-terminal histories in those public states.
+    decisions_before: whether a player acts at a history of a smaller move number.
+    """
+
+    depth: int
+    public_states: int
+    infostates: tuple[int, int]
+    max_infostates: tuple[int, int]
+    histories: int
+    decisions_before: bool
+
+    def warning(self) -> str | None:
+        """A one-line warning if every sample at this depth is a copy of a few PBSs, else None."""
+        if self.decisions_before:
+            return None
+        return (
+            f"move {self.depth}: no player acts before it, so every trunk strategy gives the same beliefs and a "
+            f"dataset holds only {self.public_states} distinct PBS(s), repeated once per trunk; choose a later move"
+        )
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "infostates": list(self.infostates), "max_infostates": list(self.max_infostates)}
+
+
+def depth_sizes(tree: PublicTree) -> list[DepthSizes]:
+    """DepthSizes of every move number ≥ 1 that has a non-terminal public state, in order."""
+    acts = (tree.player == 0) | (tree.player == 1)
+    first_decision = int(tree.depth[acts].min()) if acts.any() else np.iinfo(np.int64).max
+    non_terminal = tree.player != TERMINAL
+    histories_per_ps = np.bincount(tree.public_state[non_terminal], minlength=tree.num_public_states)
+    out = []
+    for d in range(1, int(tree.depth.max()) + 1):
+        ps = tree.public_states_at_depth(d)
+        if len(ps) == 0:
+            continue
+        counts = [np.array([len(tree.public_state_infostates[n][p]) for p in ps]) for n in (0, 1)]
+        out.append(
+            DepthSizes(
+                depth=d,
+                public_states=len(ps),
+                infostates=(int(counts[0].sum()), int(counts[1].sum())),
+                max_infostates=(int(counts[0].max()), int(counts[1].max())),
+                histories=int(histories_per_ps[ps].sum()),
+                decisions_before=first_decision < d,
+            )
+        )
+    return out

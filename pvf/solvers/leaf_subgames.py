@@ -1,0 +1,65 @@
+"""The subgames rooted at a set of leaf public states, as one sequence game.
+
+Leaf public states share no infostate, so the subgames rooted at them are
+disjoint. One sequence game holds them all:
+  1. it is rooted at a chance node over the given root histories (every
+     history of the leaf public states), each weighted by its weight
+     (its chance reach; for a sparse trunk, times the root's weight);
+  2. its root sequences are the leaf infostates that have a root history,
+     in sorted order;
+  3. the caller's columns (per player [J_n] leaf infostates, in the caller's
+     order) map onto them: `root_beliefs` gathers a batch of beliefs into
+     root order, `scatter` puts root values back in column order (columns
+     without a root history get value 0).
+One batch column of beliefs then holds a PBS at every leaf public state,
+and one solve (CFR+: `pvf.datasets.targets`, CFR+ or LP:
+`pvf.solvers.evaluators`) handles them all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.games.public_tree import PublicTree
+from pvf.solvers.sequence_form import build_sequence_game
+from pvf.solvers.sequence_ops import best_response_values
+
+
+class LeafSubgames:
+    """The union of the subgames at `root_histories` of `tree`.
+
+    game: the sequence game (rooted at a chance node over `root_histories`).
+    columns: per player [J_n] the callers' infostates (e.g. a trunk's leaf infostates).
+    root_position: per player [R_n] column of each of the game's root infostates.
+    """
+
+    def __init__(self, tree: PublicTree, root_histories: np.ndarray, root_weights: np.ndarray,
+                 columns: tuple[np.ndarray, np.ndarray]):
+        self.game = build_sequence_game(tree, root_histories=root_histories, root_weights=root_weights)
+        self.num_columns = (len(columns[0]), len(columns[1]))
+        self.root_position = []
+        for n in (0, 1):
+            order = np.argsort(columns[n], kind="stable")
+            roots = self.game.players[n].root_infostates
+            self.root_position.append(order[np.searchsorted(columns[n][order], roots)])
+
+    def root_beliefs(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The game's root beliefs ([B, R1], [B, R2]) from beliefs in column order ([B, J1], [B, J2])."""
+        return b1[:, self.root_position[0]], b2[:, self.root_position[1]]
+
+    def scatter(self, v1: np.ndarray, v2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Root values ([B, R1], [B, R2]) in column order ([B, J1], [B, J2]); 0 where no root."""
+        out = (np.zeros((v1.shape[0], self.num_columns[0])), np.zeros((v2.shape[0], self.num_columns[1])))
+        out[0][:, self.root_position[0]] = v1
+        out[1][:, self.root_position[1]] = v2
+        return out
+
+    def best_response_root_values(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each player's best-response root values against the other's realization plan.
+
+        x: [S1, B], y: [S2, B] -> ([B, R1], [B, R2]).
+        """
+        g = self.game
+        q1, _ = best_response_values(g.players[0], g.payoff @ y)
+        q2, _ = best_response_values(g.players[1], -(g.payoff_t @ x))
+        return q1[: g.players[0].num_roots].T, q2[: g.players[1].num_roots].T

@@ -1,0 +1,96 @@
+"""The pieces of a PBS's encoding that every architecture shares (numpy, no torch).
+
+A PBS reaches a network as rows, one per infostate (`PbsRows`: training
+batches from a file; the leaves of a trunk build the same rows). Three
+conventions are fixed here, once, for training and for the leaves alike:
+
+1. Belief normalisation. In the subgame of a PBS, scaling player n's
+   beliefs by α changes neither the equilibrium (CFR+'s iterates are
+   scale-invariant too) nor n's own counterfactual values, and scales the
+   opponent's by α (they carry n's reach). With belief masses
+   m_n = Σ b_n over the public state:
+       cfv_n(b₁, b₂) = m_{−n} · cfv_n(b₁/m₁, b₂/m₂).
+   So a network takes b_n / m_n and predicts cfv_n / m_{−n}; the caller
+   multiplies back by m_{−n} (`normalize_beliefs`). DeepStack normalises its
+   ranges for the same reason. A player with zero mass gets zero beliefs,
+   and the opponent's values are 0.
+2. Slots (`input_slot`): player 1's infostate in slot k of its public
+   state is input slot k, player 2's is K1max + k.
+3. Particle features (`particle_features`): [public, private, player one-hot].
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import numpy as np
+
+PLAYER_FEATURES = 2  # the player one-hot appended to every infostate's features
+
+
+class PbsRows(TypedDict):
+    """B PBSs' infostates back to back (n = Σ counts; each PBS lists player 1's first)."""
+
+    counts: np.ndarray  # [B] infostates per PBS
+    public: np.ndarray  # [B, Fp] public features
+    player: np.ndarray  # [n] int64 0 or 1
+    slot: np.ndarray  # [n] int64 slot in the player's enumeration of the public state
+    belief: np.ndarray  # [n] reach of the infostate
+    target: np.ndarray  # [n] counterfactual value (zeros where there is none, e.g. at the leaves)
+    private: np.ndarray  # [n, Fq] private features
+
+
+def normalize_beliefs(
+    belief: np.ndarray, player: np.ndarray, group: np.ndarray, num_groups: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per (group, player) normalised beliefs and the scale of each infostate's value.
+
+    belief, player, group: [M] one row per infostate; `group` numbers the PBS
+        (public state of a sample) the row belongs to, in [0, num_groups).
+    Returns (normalised beliefs [M], value scale [M] = the opponent's mass m_{−n}).
+    """
+    belief = np.asarray(belief)
+    player = np.asarray(player, dtype=np.int64)
+    key = 2 * np.asarray(group, dtype=np.int64) + player
+    mass = np.bincount(key, weights=belief, minlength=2 * num_groups)
+    own = mass[key]
+    normalised = np.divide(belief, own, out=np.zeros_like(belief), where=own > 0)
+    scale = mass[key ^ 1].astype(belief.dtype, copy=False)
+    return normalised, scale
+
+
+def input_slot(player: np.ndarray, slot: np.ndarray, max_slots: tuple[int, int]) -> np.ndarray:
+    """[n] positional input slot of each infostate: its slot, plus K1max for player 2's."""
+    return slot + np.where(player == 1, max_slots[0], 0)
+
+
+def feature_dim(public_dim: int, private_dim: int) -> int:
+    """Width of a particle's feature vector: Fp + Fq + 2."""
+    return public_dim + private_dim + PLAYER_FEATURES
+
+
+def particle_features(public: np.ndarray, private: np.ndarray, player: np.ndarray) -> np.ndarray:
+    """[n, Fp + Fq + 2] float32 feature vector of each particle: [public, private, player one-hot].
+
+    public: [n, Fp] its public state's features; private: [n, Fq]; player: [n] 0 or 1.
+    """
+    return np.concatenate(
+        [public.astype(np.float32, copy=False), private.astype(np.float32, copy=False), np.eye(2, dtype=np.float32)[player]],
+        axis=1,
+    )
+
+
+def positions(counts: np.ndarray) -> np.ndarray:
+    """[Σ counts] position of each element within its group, for groups of `counts: [B]` back to back."""
+    return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def normalized_rows(rows: PbsRows, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(beliefs [n], targets [n]) as the nets see them: normalised per PBS and player, targets
+    divided by the opponent's mass (`normalize`), or as they are."""
+    belief, target = rows["belief"], rows["target"]
+    if not normalize:
+        return belief, target
+    sample = np.repeat(np.arange(len(rows["counts"])), rows["counts"])
+    belief, scale = normalize_beliefs(belief, rows["player"], sample, len(rows["counts"]))
+    return belief, np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)

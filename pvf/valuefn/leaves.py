@@ -1,0 +1,71 @@
+"""The leaves of a trunk as the PBSs a value network evaluates (numpy index arrays, built once).
+
+A trunk query hands over the reaches of every leaf infostate of both
+players, `reach1 [B, J1]` and `reach2 [B, J2]` (B problems, leaf public
+states one after another in the tree's enumeration). `TrunkLeaves`
+concatenates them into one row per problem, `flat [B, J1 + J2 + 1]` (the
+last column is 0: the target of padding indices), normalises them per leaf
+public state and player when the net was trained so
+(`pvf.valuefn.encoding.normalize_beliefs`), and splits values back. What
+the architecture gathers from `flat` into its inputs is its own business
+(`Architecture.leaf_encoder`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.games.features import FeatureTables
+from pvf.solvers.trunk_solver import Trunk
+from pvf.valuefn.encoding import normalize_beliefs
+
+
+class TrunkLeaves:
+    """Index arrays of a trunk's leaves, shared by every architecture.
+
+    num_leaves: L leaf public states.
+    sizes: (J1, J2) leaf infostates per player; pad = J1 + J2, the zero column of `flat`.
+    public: [L, Fp] public features of each leaf public state.
+    block: per player [J_n] leaf public state of each leaf infostate.
+    slot: per player [J_n] position in its public state's enumeration.
+    present: per player [J_n] bool, the infostate has a history in the trunk.
+    private: per player [J_n, Fq] private features of each leaf infostate.
+    normalize: queries are normalised per leaf public state and player, and
+        values multiplied back by the opponent's mass.
+    """
+
+    def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False):
+        game = trunk.game
+        self.normalize = normalize
+        L = len(game.leaf_public_states)
+        self.num_leaves = L
+        self.sizes = (len(game.leaf_infostates[0]), len(game.leaf_infostates[1]))
+        self.pad = self.sizes[0] + self.sizes[1]
+        self.public = features.public[game.leaf_public_states]
+        self.block, self.slot, self.present, self.private = [], [], [], []
+        for n in (0, 1):
+            counts = np.diff(game.leaf_offsets[n])
+            block = np.repeat(np.arange(L), counts)
+            self.block.append(block)
+            self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block])
+            self.present.append(game.leaf_parent[n] >= 0)
+            self.private.append(features.private[n][game.leaf_infostates[n]])
+
+    def flat(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The net's beliefs [B, J1 + J2 + 1] in one row per problem (a zero at the
+        end), and the scale [B, J1 + J2] of each infostate's value (None: raw values)."""
+        B = reach1.shape[0]
+        flat = np.concatenate([reach1, reach2, np.zeros((B, 1))], axis=1)
+        if not self.normalize:
+            return flat, None
+        player = np.repeat([0, 1], self.sizes)
+        group = np.arange(B)[:, None] * self.num_leaves + np.concatenate(self.block)[None, :]
+        beliefs, scale = normalize_beliefs(
+            flat[:, : self.pad].ravel(), np.tile(player, B), group.ravel(), B * self.num_leaves
+        )
+        flat[:, : self.pad] = beliefs.reshape(B, self.pad)
+        return flat, scale.reshape(B, self.pad)
+
+    def split(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Values [B, ≥ J1 + J2] in `flat`'s columns as ([B, J1], [B, J2])."""
+        return values[:, : self.sizes[0]], values[:, self.sizes[0] : self.pad]

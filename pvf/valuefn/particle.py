@@ -1,0 +1,151 @@
+"""The particle architectures: a network over the padded, masked set of (belief, features) particles.
+
+Encoding of a PBS (shared by every particle net; `ParticleEncoding`): one
+particle per infostate, player 1's first, padded to the most particles N
+of a batch: `beliefs [N]`, `features [N, Fp + Fq + 2]` (public, private,
+player one-hot: `pvf.valuefn.encoding.particle_features`), `mask [N]`,
+and the public features [Fp]. At the leaves of a trunk, the particles of
+a leaf public state are its infostates that have a history in the trunk;
+one gather turns the flat reaches into [B·L, N] beliefs, the features and
+mask are fixed for the trunk, and one scatter puts the [B·L·N] outputs
+back in leaf-infostate order.
+
+`Particle` is the Deep-Sets net (`pvf.nets.ParticleVF`, paper sec. 5.2);
+`pvf.valuefn.attention.Attention` reuses the encoding with another net.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from pvf.datasets.layout import DataLayout
+from pvf.nets.particle import ParticleVF
+from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
+from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, particle_features, positions
+from pvf.valuefn.leaves import TrunkLeaves
+
+
+class ParticleEncoding(Architecture):
+    """Base of the particle architectures: nets called as `net(beliefs, features, public, mask)`."""
+
+    def encode_batch(self, rows: PbsRows, layout: DataLayout) -> Batch:
+        """`beliefs, targets, mask: [B, N]`, `features: [B, N, Fp + Fq + 2]`, `public: [B, Fp]`."""
+        counts, public, player = rows["counts"], rows["public"], rows["player"]
+        belief, target = normalized_rows(rows, layout.normalize)
+        B, N = len(counts), int(counts.max())
+        sample, position = np.repeat(np.arange(B), counts), positions(counts)
+        feats = particle_features(public[sample], rows["private"], player)
+        features = np.zeros((B, N, feats.shape[1]), dtype=np.float32)
+        features[sample, position] = feats
+        dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
+        dense[0, sample, position] = belief
+        dense[1, sample, position] = target
+        dense[2, sample, position] = 1.0
+        return {
+            "public": torch.from_numpy(public.astype(np.float32, copy=False)),
+            "beliefs": torch.from_numpy(dense[0]),
+            "features": torch.from_numpy(features),
+            "targets": torch.from_numpy(dense[1]),
+            "mask": torch.from_numpy(dense[2] > 0),
+        }
+
+    def predict(self, net: nn.Module, batch: Batch) -> tuple[Tensor, Tensor, Tensor]:
+        values = net(batch["beliefs"], batch["features"], batch["public"], batch["mask"])
+        return values, batch["targets"], batch["mask"]
+
+    def leaf_encoder(self, leaves: TrunkLeaves, layout: DataLayout, device: Any) -> LeafEncoder:
+        return _ParticleLeaves(leaves, device)
+
+
+class Particle(ParticleEncoding):
+    """`ParticleVF(feature_dim=Fp+Fq+2, public_dim=Fp, basis_dim=K, ...)`, Deep Sets.
+
+    basis_dim: K, width of the context; default K1max + K2max, the positional
+        net's slot count (the authors' K; Theorem 4 needs at least that).
+    Paper (app. F): change basis 3 layers of width 3 × input, regression as
+    the positional net (5 layers, width 5 × input). The authors' run: change
+    basis 4 layers, regression 3 layers of width 3K. `output="concatenation"`
+    is app. C's variant.
+    """
+
+    name = "particle"
+    net_class = ParticleVF
+
+    def __init__(
+        self,
+        basis_dim: int | None = None,
+        basis_layers: int = 3,
+        basis_hidden_multiplier: float = 3.0,
+        basis_hidden_width: int | None = None,
+        regression_layers: int = 5,
+        regression_hidden_multiplier: float = 5.0,
+        regression_hidden_width: int | None = None,
+        activation: str = "relu",
+        output: str = "projection",
+    ) -> None:
+        self.basis_dim = basis_dim
+        self.basis_layers = basis_layers
+        self.basis_hidden_multiplier = basis_hidden_multiplier
+        self.basis_hidden_width = basis_hidden_width
+        self.regression_layers = regression_layers
+        self.regression_hidden_multiplier = regression_hidden_multiplier
+        self.regression_hidden_width = regression_hidden_width
+        self.activation = activation
+        self.output = output
+
+    def build(self, layout: DataLayout) -> ParticleVF:
+        return ParticleVF(
+            feature_dim=feature_dim(layout.public_dim, layout.private_dim),
+            public_dim=layout.public_dim,
+            basis_dim=self.basis_dim if self.basis_dim is not None else layout.num_slots,
+            basis_layers=self.basis_layers,
+            basis_hidden_multiplier=self.basis_hidden_multiplier,
+            basis_hidden_width=self.basis_hidden_width,
+            regression_layers=self.regression_layers,
+            regression_hidden_multiplier=self.regression_hidden_multiplier,
+            regression_hidden_width=self.regression_hidden_width,
+            activation=self.activation,
+            output=self.output,
+        )
+
+
+class _ParticleLeaves:
+    """gather: [L, N] column of the flat reaches feeding each particle (padding: the zero column).
+    mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk.
+    scatter: (output index [P], flat column [P]) of the P particles."""
+
+    def __init__(self, leaves: TrunkLeaves, device: Any):
+        L = leaves.num_leaves
+        # Particles of each leaf public state: player 1's present infostates, then player 2's.
+        index = np.flatnonzero(np.concatenate(leaves.present))
+        block = np.concatenate(leaves.block)[index]
+        order = np.argsort(block, kind="stable")
+        index, block = index[order], block[order]
+        counts = np.bincount(block, minlength=L)
+        N = int(counts.max()) if len(counts) else 0
+        position = np.arange(len(index)) - np.concatenate([[0], np.cumsum(counts)[:-1]])[block]
+        self.gather = np.full((L, N), leaves.pad, dtype=np.int64)
+        self.gather[block, position] = index
+        player = (index >= leaves.sizes[0]).astype(np.int64)
+        private = np.concatenate(leaves.private)[index]
+        feats = np.zeros((L, N, private.shape[1] + leaves.public.shape[1] + 2), dtype=np.float32)
+        feats[block, position] = particle_features(leaves.public[block], private, player)
+        self.scatter = (block * N + position, index)
+        self.pad = leaves.pad
+        self.device = device
+        self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
+        self.features = torch.from_numpy(feats).to(device)
+        self.public = torch.from_numpy(leaves.public).to(device)
+
+    def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
+        B, (L, N) = flat.shape[0], self.gather.shape
+        beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
+        values = net(beliefs, tile(self.features, B), tile(self.public, B), tile(self.mask, B))
+        values = values.reshape(B, L * N).double().cpu().numpy()
+        out = np.zeros((B, self.pad))
+        out[:, self.scatter[1]] = values[:, self.scatter[0]]
+        return out

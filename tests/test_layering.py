@@ -1,0 +1,121 @@
+"""Package layering: solvers are numpy/scipy only, the reader is light, no package imports in a cycle.
+
+The import graph is read from the source (every `import pvf.x` / `from pvf.x
+import`, lazy ones inside functions included), so a test fails as soon as a
+module reaches across a layer, not only when the import happens to run.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PVF = ROOT / "pvf"
+
+# Top-level modules (pvf/errors.py, pvf/results.py, ...) are utilities every package may use;
+# pvf.api and pvf.cli sit on top of everything.
+UTILITIES = {p.stem for p in PVF.glob("*.py")} - {"__init__", "api", "cli"}
+
+# What each package may import from pvf (besides itself and the utilities). Lower layers first.
+ALLOWED = {
+    "games": set(),
+    "solvers": {"games"},
+    "datasets": {"games", "solvers"},
+    "nets": set(),
+    "valuefn": {"games", "solvers", "datasets", "nets"},
+    "trainers": {"games", "solvers", "datasets", "nets", "valuefn"},
+    "experiments": {"games", "solvers", "datasets", "nets", "valuefn"},
+    "evaluation": {"games", "solvers", "datasets", "nets", "valuefn", "trainers"},
+}
+
+
+def _imports(path: Path) -> set[str]:
+    """Dotted pvf modules imported anywhere in the file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pvf"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pvf"):
+            found.add(node.module)
+    return found
+
+
+def _third_party(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_packages_import_only_lower_layers(package):
+    for path in sorted((PVF / package).glob("*.py")):
+        for module in _imports(path):
+            parts = module.split(".")
+            if len(parts) < 2 or parts[1] == package or parts[1] in UTILITIES:
+                continue
+            assert parts[1] in ALLOWED[package], f"{path.relative_to(ROOT)} imports {module}"
+
+
+@pytest.mark.parametrize("utility", sorted(UTILITIES))
+def test_utilities_import_no_package(utility):
+    imported = {m.split(".")[1] for m in _imports(PVF / f"{utility}.py") if m.count(".") >= 1}
+    assert imported <= UTILITIES, f"pvf/{utility}.py imports {sorted(imported - UTILITIES)}"
+
+
+def test_the_layers_form_no_cycle():
+    seen, done = set(), set()
+
+    def visit(package, stack):
+        assert package not in stack, f"cycle: {' -> '.join([*stack, package])}"
+        if package in done:
+            return
+        for dep in ALLOWED[package]:
+            visit(dep, [*stack, package])
+        done.add(package)
+
+    for package in ALLOWED:
+        visit(package, [])
+
+
+def test_solvers_never_import_torch_in_source():
+    for path in sorted((PVF / "solvers").glob("*.py")):
+        assert not _third_party(path) & {"torch", "pytorch_lightning", "lightning"}, path.name
+
+
+def _loaded(code: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    return out.stdout.split()
+
+
+def test_solvers_load_without_torch():
+    modules = _loaded("import pvf.solvers.cfr_plus, pvf.solvers.trunk_solver, pvf.solvers.trunk_exploitability, "
+                      "pvf.solvers.sparse_trunks, pvf.solvers.evaluators, pvf.solvers.batched_trunk, "
+                      "pvf.solvers.warm_exploitability")
+    assert "torch" not in modules
+
+
+def test_reading_a_dataset_loads_no_solver_and_no_torch():
+    modules = _loaded("import pvf.datasets.reader, pvf.datasets.layout")
+    assert not [m for m in modules if m.startswith("pvf.solvers") or m == "torch"]
+
+
+def test_bare_pytest_from_the_root_imports_this_checkout():
+    """`pytest` (not `python -m pytest`) with no PYTHONPATH: `tests.*` helpers and this pvf import."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    pytest_bin = Path(sys.executable).with_name("pytest")
+    if not pytest_bin.exists():
+        pytest.skip("no pytest executable beside this interpreter")
+    out = subprocess.run([str(pytest_bin), "-q", "--collect-only", "-p", "no:cacheprovider", "tests/solvers/test_evaluators.py"],
+                         capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
