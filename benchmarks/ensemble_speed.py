@@ -12,7 +12,10 @@ For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
      against S separate runs (each member's own module, `module.loss`,
      its own Adam), the same batches and the same number of steps, timed
      after a warm-up. "step": batches encoded beforehand and already on
-     the device (the bare training step, as benchmarks/train_speed.py);
+     the device (the bare training step, as benchmarks/train_speed.py;
+     on CUDA the ensemble's step is by default one replayed CUDA graph,
+     which gathers its batch itself, so there "step" includes the gather;
+     `--no-cuda-graph` times the plain step);
      "loop": the ensemble gathering its S·B samples every step from its
      training sets, encoded once on the device (`preload`), against
      separate runs fetching and encoding their B each, as a Lightning
@@ -72,12 +75,16 @@ def timed(fn, device: torch.device) -> float:
 def time_training(paths: list[Path], architecture: str, args: argparse.Namespace, device: torch.device) -> dict[str, Any]:
     """Training samples/s of the ensemble and of S separate runs, bare step and whole loop."""
     S, B = len(paths), args.batch_size
-    trainer = EnsembleTrainer.from_files(paths, architecture, range(S), args.warmup + 2 * args.steps, batch_size=B, device=device)
+    trainer = EnsembleTrainer.from_files(paths, architecture, range(S), args.warmup + 2 * args.steps, batch_size=B, device=device,
+                                         cuda_graph=None if args.cuda_graph else False)
     batches = [trainer.next_batch() for _ in range(POOL)]
 
     def ensemble_steps(n: int, fetch: bool) -> None:
         for i in range(n):
-            trainer.step(trainer.next_batch() if fetch else batches[i % POOL])
+            if fetch or trainer.graph_step is not None:
+                trainer.train_step()
+            else:
+                trainer.step(batches[i % POOL])
 
     ensemble_steps(args.warmup, False)
     ensemble_step = timed(lambda: ensemble_steps(args.steps, False), device)
@@ -107,6 +114,7 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     return {
         "parameters_per_member": sum(p.numel() for p in modules[0].net.parameters()),
         "backend": trainer.nets.backend,
+        "cuda_graph": trainer.graph_step is not None,
         "ensemble_step_samples_per_s": samples / ensemble_step,
         "separate_step_samples_per_s": samples / separate_step,
         "step_speedup": separate_step / ensemble_step,
@@ -157,6 +165,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--iterations", type=int, default=100, help="CFR+ iterations of a trunk solve")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: one core for both sides)")
+    parser.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
+                        help="on CUDA, time the plain ensemble step instead of the replayed CUDA graph")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

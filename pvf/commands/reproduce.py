@@ -56,6 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--separate-runs", action="store_true",
                    help="one training run per seed instead of one ensemble per network (slower)")
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
+    p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
+                   help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
     p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -108,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         lr_schedule=args.lr_schedule,
         accelerator=args.accelerator,
         separate_runs=args.separate_runs,
+        cuda_graph=args.cuda_graph,
         fractions=fractions,
         progress=args.progress,
     )

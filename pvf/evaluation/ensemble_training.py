@@ -54,6 +54,7 @@ def train_ensemble(
     state: str | Path | None = None,
     save_every_s: float = 60.0,
     target: str = "average",
+    cuda_graph: bool | None = None,
     **model_args: Any,
 ) -> list[TrainingRun]:
     """Train member k on `data[k]` with `seeds[k]`, save it to `checkpoints[k]`; one `TrainingRun` each.
@@ -61,10 +62,11 @@ def train_ensemble(
     device: "cpu" or "cuda" (trunk solves run CFR+ on the CPU, the nets where they are).
     state: file of the resumable training state (None: not saved).
     target: the profile trained on, "average" or "current" (as `train_value_function`).
+    cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
     trainer = EnsembleTrainer.from_files(data, architecture, seeds, max_steps, batch_size, device=device, target=target,
-                                         **model_args)
+                                         cuda_graph=cuda_graph, **model_args)
     layout = trainer.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)

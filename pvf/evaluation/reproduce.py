@@ -81,6 +81,7 @@ class ReproduceConfig:
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
     lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
     separate_runs: one Lightning run per seed instead of one ensemble per network.
+    cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
     fractions, equilibrium_iterations: the sparse sweep.
     """
 
@@ -101,6 +102,7 @@ class ReproduceConfig:
     accelerator: str = "cpu"
     lr_schedule: str = "constant"
     separate_runs: bool = False
+    cuda_graph: bool = True
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
@@ -216,7 +218,8 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     )
     device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
     trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
-                             device, state, target=config.target, lr_schedule=config.lr_schedule)
+                             device, state, target=config.target, cuda_graph=None if config.cuda_graph else False,
+                             lr_schedule=config.lr_schedule)
     for run, history in zip(trained, histories):
         write_csv(run.history, history)
     state.unlink(missing_ok=True)

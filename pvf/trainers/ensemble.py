@@ -18,13 +18,16 @@ members take each training step together:
      split is encoded once and kept on the device (padded to the largest
      set of all files), and a step is one gather per tensor: no encoding,
      no host-to-device copy of samples per step.
-  3. Step: one vmapped forward of every member on its own batch, the sum
+  3. Step: one batched forward of every member on its own batch, the sum
      of the members' masked MSEs, one backward, one Adam step on the
      stacked parameters. Members do not interact: the sum's gradient for
      member s is its own loss's gradient, and Adam is elementwise (its
      step count is shared, as all members step together), so this is S
      independent Adam runs. `separate_run` is the same training one member
      at a time, with the module's own loss: the reference of the tests.
+     On CUDA (with `preload`) the whole step — gather, forward, backward,
+     Adam — is by default captured once as a CUDA graph and replayed
+     (`pvf.trainers.graph_step`; `cuda_graph=False` turns it off).
   4. Member losses are kept on the device (`[steps, S]`, no host sync in
      the step loop); `save_members` writes each member as the checkpoint
      `pvf train` writes (`load_value_function` and Lightning's
@@ -50,6 +53,7 @@ from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.nets.stacked import StackedNets
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.trainers.graph_step import GraphStep
 from pvf.trainers.module import ValueFunctionModule
 from pvf.valuefn.architecture import Batch
 from pvf.valuefn.checkpoint import value_function_meta
@@ -143,6 +147,8 @@ class EnsembleTrainer:
     device, dtype: where and in what precision the members train.
     backend: of `StackedNets` ("auto", "bmm", "vmap").
     preload: keep all training samples encoded on the device (see the module docstring).
+    cuda_graph: run each step as a replayed CUDA graph (`pvf.trainers.graph_step`; needs CUDA and
+        preload); None: wherever it can. Steps then go through `train_step`, not `step`.
     """
 
     def __init__(
@@ -156,6 +162,7 @@ class EnsembleTrainer:
         dtype: torch.dtype = torch.float32,
         backend: str = "auto",
         preload: bool = True,
+        cuda_graph: bool | None = None,
     ) -> None:
         if not (len(modules) == len(data) == len(seeds)):
             raise ValueError("one module, one dataset and one seed per member")
@@ -176,8 +183,17 @@ class EnsembleTrainer:
         self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
         self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
         self.preloaded = _Preloaded(self.data, self.encode, self.device, dtype) if preload else None
-        # fused on CUDA: one kernel for all stacked tensors (still elementwise, so per-member exact)
-        self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=self.device.type == "cuda")
+        on_cuda = self.device.type == "cuda"
+        if cuda_graph is None:
+            cuda_graph = on_cuda and preload
+        if cuda_graph:
+            # capturable: step count and learning rate (a device tensor) live on the device
+            lr: float | Tensor = torch.tensor(first.lr, device=self.device)
+            self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=lr, capturable=True)
+        else:
+            # fused on CUDA: one kernel for all stacked tensors (still elementwise, so per-member exact)
+            self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=on_cuda)
+        self._options = [{k: v for k, v in g.items() if k != "params"} for g in self.optimizer.param_groups]
         self.scheduler = (
             torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, T_max=max_steps)
             if first.lr_schedule == "cosine"
@@ -185,6 +201,7 @@ class EnsembleTrainer:
         )
         self.step_count = 0
         self.losses = torch.full((max_steps, self.members), math.nan, dtype=torch.float64, device=self.device)
+        self.graph_step = GraphStep(self) if cuda_graph else None
 
     @classmethod
     def from_files(
@@ -199,6 +216,7 @@ class EnsembleTrainer:
         dtype: torch.dtype = torch.float32,
         backend: str = "auto",
         preload: bool = True,
+        cuda_graph: bool | None = None,
         target: str = "average",
         **model_args: Any,
     ) -> EnsembleTrainer:
@@ -212,7 +230,7 @@ class EnsembleTrainer:
             raise PvfError("the members' dataset files differ in game, depth or layout; an ensemble needs one layout")
         data = [member_data(p, s, val_fraction, target) for p, s in zip(paths, seeds)]
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
-        return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload)
+        return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload, cuda_graph)
 
     def encode(self, rows: PbsRows) -> Batch:
         """PBS rows as the architecture's tensors (on the CPU)."""
@@ -232,25 +250,38 @@ class EnsembleTrainer:
         squared = torch.where(mask, (values - targets) ** 2, 0.0).reshape(self.members, -1)
         return squared.sum(dim=1) / mask.reshape(self.members, -1).sum(dim=1)
 
+    def train_step(self) -> Tensor:
+        """One training step of all members on their next batches; returns their losses [S] (detached)."""
+        if self.graph_step is None:
+            return self.step(self.next_batch())
+        assert self.preloaded is not None
+        losses = self.graph_step(self.preloaded.index([sampler.next() for sampler in self.samplers]))
+        return self._record(losses)
+
     def step(self, batch: Batch) -> Tensor:
         """One training step of all members on `batch` (`[S·B, ...]`); returns their losses [S] (detached)."""
+        if self.graph_step is not None:
+            raise RuntimeError("this trainer steps by CUDA graph: call train_step()")
         losses = self.member_losses(batch)
         self.optimizer.zero_grad(set_to_none=True)
         losses.sum().backward()
         self.optimizer.step()
+        return self._record(losses.detach())
+
+    def _record(self, losses: Tensor) -> Tensor:
+        """After a step: the schedule's next learning rate, the losses [S] kept, the step counted."""
         if self.scheduler is not None:
             self.scheduler.step()
-        losses = losses.detach()
         self.losses[self.step_count] = losses
         self.step_count += 1
-        return losses
+        return self.losses[self.step_count - 1]
 
     def fit(self, callback: Callable[[EnsembleTrainer], None] | None = None, every_n_steps: int = 0) -> None:
         """Train up to `max_steps`; `callback(self)` before the first step and after every `every_n_steps` steps."""
         if callback is not None and self.step_count == 0:
             callback(self)
         while self.step_count < self.max_steps:
-            self.step(self.next_batch())
+            self.train_step()
             if callback is not None and every_n_steps and self.step_count % every_n_steps == 0:
                 callback(self)
 
@@ -291,12 +322,35 @@ class EnsembleTrainer:
             raise PvfError(f"saved ensemble state has seeds {list(state['seeds'])}, not {self.seeds}")
         self.nets.load_state_dict(state["nets"])
         self.optimizer.load_state_dict(state["optimizer"])
+        self._keep_optimizer_options()
+        if self.graph_step is not None:
+            self.graph_step.reset()  # Adam's state tensors are new: capture again
         if self.scheduler is not None:
             self.scheduler.load_state_dict(state["scheduler"])
         for sampler, s in zip(self.samplers, state["samplers"]):
             sampler.load_state_dict(s)
         self.step_count = int(state["step"])
         self.losses.copy_(state["losses"].to(self.device))
+
+    def _keep_optimizer_options(self) -> None:
+        """After loading Adam's state (saved with or without CUDA graphs): this trainer's options again.
+
+        The saved learning rate is kept (a schedule moved it), in this trainer's
+        form (a float, or filled into its device tensor); a capturable Adam's
+        step counts move to the device.
+        """
+        for group, options in zip(self.optimizer.param_groups, self._options):
+            lr = float(group["lr"])
+            group.update(options)
+            if isinstance(options["lr"], Tensor):
+                options["lr"].fill_(lr)
+            else:
+                group["lr"] = lr
+            on_device = options.get("capturable") or options.get("fused")  # else Adam keeps `step` on the CPU
+            for p in group["params"]:
+                state = self.optimizer.state.get(p, {})
+                if "step" in state:
+                    state["step"] = state["step"].to(device=p.device if on_device else "cpu", dtype=torch.float32)
 
 
 class _Preloaded:
@@ -327,8 +381,12 @@ class _Preloaded:
 
     def gather(self, positions: Sequence[np.ndarray]) -> Batch:
         """Members' batches (positions in their training sets) as `[S·B, ...]`."""
-        index = self._to_device(np.concatenate([o + p for o, p in zip(self.offsets, positions)]))
+        index = self.index(positions)
         return {key: value.index_select(0, index) for key, value in self.rows.items()}
+
+    def index(self, positions: Sequence[np.ndarray]) -> Tensor:
+        """The rows `[S·B]` of members' batches (positions in their training sets), on the device."""
+        return self._to_device(np.concatenate([o + p for o, p in zip(self.offsets, positions)]))
 
     def _to_device(self, index: np.ndarray) -> Tensor:
         if self.device.type != "cuda":

@@ -141,11 +141,11 @@ def test_resumed_training_continues_exactly(leduc_files):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_path):
-    """On the GPU too (preloaded data, pinned index ring, fused Adam): float64 trajectories, resumable state."""
+    """On the GPU too (preloaded data, pinned index ring, CUDA-graph step): float64 trajectories, resumable state."""
     kwargs = dict(batch_size=BATCH, dtype=torch.float64, device="cuda", **SMALL[architecture])
     trainer = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, **kwargs)
     for _ in range(STEPS // 2):
-        trainer.step(trainer.next_batch())
+        trainer.train_step()  # by CUDA graph (the default on CUDA)
     resumed = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, **kwargs)
     resumed.load_state_dict({k: v for k, v in trainer.state_dict().items()})
     resumed.fit()
@@ -158,3 +158,39 @@ def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_
     assert (resumed.losses - reference).abs().max() < 1e-6
     resumed.save_members([tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))])
     load_value_function(tmp_path / "m0.ckpt")
+
+
+def test_cuda_graph_needs_cuda_and_preloaded_data(leduc_files):
+    """Auto: no graph on the CPU; asked for without CUDA or without preloaded data: a one-line PvfError."""
+    from pvf.errors import PvfError
+
+    assert EnsembleTrainer.from_files(leduc_files, "positional", SEEDS, 2, batch_size=16, **SMALL["positional"]).graph_step is None
+    with pytest.raises(PvfError, match="CUDA device and preloaded data"):
+        EnsembleTrainer.from_files(leduc_files, "positional", SEEDS, 2, batch_size=16, cuda_graph=True, **SMALL["positional"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("lr_schedule", ["constant", "cosine"])
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+def test_cuda_graph_step_trains_as_the_plain_step(goofspiel_files, architecture, lr_schedule):
+    """float64 on CUDA: the replayed graph's trajectories equal the plain step's (and so the separate runs'),
+    also across a resume from a plain run's state and from a graph run's state."""
+    kwargs = dict(batch_size=BATCH, dtype=torch.float64, device="cuda", lr_schedule=lr_schedule, **SMALL[architecture])
+    plain = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, cuda_graph=False, **kwargs)
+    plain.fit()
+    graph = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, cuda_graph=True, **kwargs)
+    assert graph.graph_step is not None
+    graph.fit()
+    assert torch.isfinite(graph.losses).all()
+    assert (graph.losses - plain.losses).abs().max() < 1e-6
+    half = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, cuda_graph=False, **kwargs)
+    for _ in range(STEPS // 2):
+        half.train_step()
+    resumed = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, cuda_graph=True, **kwargs)
+    resumed.load_state_dict(half.state_dict())
+    for _ in range(STEPS // 4):
+        resumed.train_step()
+    again = EnsembleTrainer.from_files(goofspiel_files, architecture, SEEDS, STEPS, cuda_graph=True, **kwargs)
+    again.load_state_dict(resumed.state_dict())
+    again.fit()
+    assert (again.losses - plain.losses).abs().max() < 1e-6
