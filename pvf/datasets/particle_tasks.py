@@ -34,7 +34,7 @@ Sample i of a `ParticleSpec`:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -42,7 +42,7 @@ import numpy as np
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_sampling import play_to_depth, sample_particles
 from pvf.datasets.particle_spec import ParticleSpec
-from pvf.datasets.tasks import Task
+from pvf.datasets.tasks import SampleColumns, Task
 from pvf.errors import PvfError
 from pvf.games import features as feat
 from pvf.games.loading import LoadedGame, load_game
@@ -53,7 +53,7 @@ from pvf.solvers.sequence_form import build_sequence_game
 
 
 @dataclass(frozen=True)
-class ParticleShard:
+class ParticleShard(SampleColumns):
     """The samples of one task (n samples, m rows, m_n rows of player n).
 
     trunk: [n] sample ids; offset: [n + 1] row offsets from 0.
@@ -76,13 +76,6 @@ class ParticleShard:
     particles: np.ndarray
     dead: np.ndarray
     histories: np.ndarray
-
-    @property
-    def num_samples(self) -> int:
-        return len(self.trunk)
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, eq=False)

@@ -105,8 +105,21 @@ class SampleLayout:
         )
 
 
+class SampleColumns:
+    """Shared by the shard dataclasses: a `trunk` column per sample, every field an array named as its dataset."""
+
+    trunk: np.ndarray
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.trunk)
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 @dataclass(frozen=True)
-class ShardArrays:
+class ShardArrays(SampleColumns):
     """The samples of one task, laid out as the schema's datasets (offsets start at 0).
 
     n samples, m infostate rows.
@@ -126,13 +139,6 @@ class ShardArrays:
     belief: np.ndarray
     target: np.ndarray
     target_current: np.ndarray
-
-    @property
-    def num_samples(self) -> int:
-        return len(self.trunk)
-
-    def as_dict(self) -> dict[str, np.ndarray]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, eq=False)
