@@ -22,7 +22,7 @@ leaf evaluator for all leaf public states and all B problems in one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -84,6 +84,33 @@ class CFRResult:
     value: np.ndarray
     iterations: int
     current_strategy: tuple[np.ndarray, np.ndarray]
+
+    @classmethod
+    def from_columns(
+        cls,
+        average: Sequence[np.ndarray],
+        realization: Sequence[np.ndarray],
+        current: Sequence[np.ndarray],
+        root_values: tuple[np.ndarray, np.ndarray],
+        current_root_values: tuple[np.ndarray, np.ndarray],
+        value: np.ndarray,
+        iterations: int,
+    ) -> CFRResult:
+        """The result from the solvers' working layout: strategies and realizations per player [S_n, B]."""
+        return cls(
+            average_strategy=_rows(average),
+            average_realization=_rows(realization),
+            root_values=root_values,
+            current_root_values=current_root_values,
+            value=value,
+            iterations=iterations,
+            current_strategy=_rows(current),
+        )
+
+
+def _rows(per_player: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """[S_n, B] per player as fresh [B, S_n] arrays."""
+    return per_player[0].T.copy(), per_player[1].T.copy()
 
 
 def check_beliefs(game: SequenceGame, root_beliefs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -196,15 +223,7 @@ def cfr_plus(
     avg_strat = [_apply_frozen(s, f) for s, f in zip(avg_strat, fixed)]
     root_avg, value = profile_root_values(game, avg_strat, (b1, b2), leaves)
     root_cur, _ = profile_root_values(game, strat, (b1, b2), leaves)
-    return CFRResult(
-        average_strategy=(avg_strat[0].T.copy(), avg_strat[1].T.copy()),
-        average_realization=(avg_x.T.copy(), avg_y.T.copy()),
-        root_values=root_avg,
-        current_root_values=root_cur,
-        value=value,
-        iterations=iterations,
-        current_strategy=(strat[0].T.copy(), strat[1].T.copy()),
-    )
+    return CFRResult.from_columns(avg_strat, (avg_x, avg_y), strat, root_avg, root_cur, value, iterations)
 
 
 def _apply_frozen(strat: np.ndarray, fixed) -> np.ndarray:

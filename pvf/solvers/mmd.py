@@ -300,12 +300,4 @@ def mmd(
         if callback is not None:
             callback(t)
     root, value = profile_root_values(game, strat, (b1, b2), leaves)
-    return CFRResult(
-        average_strategy=(strat[0].T.copy(), strat[1].T.copy()),
-        average_realization=(x.T.copy(), y.T.copy()),
-        root_values=root,
-        current_root_values=root,
-        value=value,
-        iterations=iterations,
-        current_strategy=(strat[0].T.copy(), strat[1].T.copy()),
-    )
+    return CFRResult.from_columns(strat, (x, y), strat, root, root, value, iterations)
