@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from pvf.nets.mlp import ACTIVATIONS, ConfigurableModule, build_mlp
+from pvf.nets.mlp import ConfigurableModule, activation_class, build_mlp
 
 
 class _MaskedAttention(nn.Module):
@@ -65,7 +65,7 @@ class _Block(nn.Module):
         self.norm1 = nn.LayerNorm(dim)
         self.attention = _MaskedAttention(dim, heads)
         self.norm2 = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), ACTIVATIONS[activation](), nn.Linear(hidden, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), activation_class(activation)(), nn.Linear(hidden, dim))
 
     def forward(self, tokens: Tensor, mask: Tensor) -> Tensor:
         x = self.norm1(tokens)
@@ -90,8 +90,7 @@ class AttentionVF(ConfigurableModule):
         activation: str = "relu",
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
+        activation_class(activation)  # an unknown name fails before any layer is built
         if num_blocks < 0 or dim < 1 or heads < 1:
             raise ValueError(f"need dim >= 1, heads >= 1 and num_blocks >= 0, got {dim}, {heads}, {num_blocks}")
         self._config: dict[str, Any] = {

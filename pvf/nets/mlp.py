@@ -30,6 +30,13 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 
+def activation_class(name: str) -> type[nn.Module]:
+    """The activation called `name`; ValueError naming the known ones otherwise."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; choose from {sorted(ACTIVATIONS)}")
+    return ACTIVATIONS[name]
+
+
 def hidden_size(in_dim: int, hidden_multiplier: float, hidden_width: int | None) -> int:
     """Width of each hidden layer: absolute `hidden_width`, else a multiple of `in_dim`."""
     width = hidden_width if hidden_width is not None else round(hidden_multiplier * in_dim)
@@ -49,14 +56,13 @@ def build_mlp(
     """An MLP `[..., in_dim] -> [..., out_dim]` with `num_layers` Linear layers."""
     if num_layers < 1:
         raise ValueError(f"an MLP needs at least one layer, got num_layers={num_layers}")
-    if activation not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
+    act = activation_class(activation)
     width = hidden_size(in_dim, hidden_multiplier, hidden_width) if num_layers > 1 else out_dim
     dims = [in_dim] + [width] * (num_layers - 1) + [out_dim]
     layers: list[nn.Module] = []
     for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:])):
         if i > 0:
-            layers.append(ACTIVATIONS[activation]())
+            layers.append(act())
         layers.append(nn.Linear(d_in, d_out))
     return nn.Sequential(*layers)
 
