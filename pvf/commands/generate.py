@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from pvf.commands import require_positive
 from pvf.commands.solver_options import add_solver_arguments
 from pvf.errors import PvfError
 from pvf.solvers.registry import DEFAULT_SOLVER
+
+if TYPE_CHECKING:
+    from pvf.datasets.generate import GenerationReport
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -68,15 +72,7 @@ def run(args: argparse.Namespace) -> int:
     )
     report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
                       max_histories=args.max_histories)
-    if args.json:
-        print(json.dumps(report.as_dict()))
-    elif report.status == "complete":
-        print(f"{report.path} is complete ({report.num_samples:,} samples); nothing to do")
-    else:
-        print(f"wrote {report.path}: {report.num_samples:,} samples of {spec.game} at move {spec.depth}")
-        print(f"tasks                {report.num_tasks} ({report.tasks_resumed} resumed, {report.tasks_run} run now)")
-        print(f"wall time            {report.seconds:.1f} s")
-        print(f"samples per second   {report.samples_per_second:,.0f} (this run)")
+    _print_report(report, args.json, f"samples of {spec.game} at move {spec.depth}", show_rate=True)
     return 0
 
 
@@ -103,12 +99,19 @@ def _run_particles(args: argparse.Namespace, sampling) -> int:
         max_histories=args.max_histories,
     )
     report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
-    if args.json:
+    _print_report(report, args.json, f"particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}", show_rate=False)
+    return 0
+
+
+def _print_report(report: GenerationReport, as_json: bool, written: str, show_rate: bool) -> None:
+    """A `GenerationReport` as one JSON object, or as lines; `written` says what the samples are."""
+    if as_json:
         print(json.dumps(report.as_dict()))
     elif report.status == "complete":
         print(f"{report.path} is complete ({report.num_samples:,} samples); nothing to do")
     else:
-        print(f"wrote {report.path}: {report.num_samples:,} particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}")
+        print(f"wrote {report.path}: {report.num_samples:,} {written}")
         print(f"tasks                {report.num_tasks} ({report.tasks_resumed} resumed, {report.tasks_run} run now)")
         print(f"wall time            {report.seconds:.1f} s")
-    return 0
+        if show_rate:
+            print(f"samples per second   {report.samples_per_second:,.0f} (this run)")
