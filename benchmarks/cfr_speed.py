@@ -10,12 +10,11 @@ Run: .venv/bin/python benchmarks/cfr_speed.py [--quick]
 
 from __future__ import annotations
 
-import argparse
-import platform
 import time
 
 import numpy as np
 import pyspiel
+from _common import quick_args, timed
 
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.best_response import nash_conv
@@ -31,15 +30,15 @@ GAMES = {
 def full_game(game_string: str, ours_iters: int, theirs_iters: int) -> dict:
     tree = build_public_tree(game_string)
     game = build_sequence_game(tree)
-    start = time.perf_counter()
-    result = cfr_plus(game, ours_iters)
-    ours_ms = 1000 * (time.perf_counter() - start) / ours_iters
+    result, ours_ms = timed(lambda: cfr_plus(game, ours_iters), ours_iters)
     nc = nash_conv(game, (result.average_strategy[0][0], result.average_strategy[1][0]))[0]
     solver = pyspiel.CFRPlusSolver(tree.loaded.sequential)
-    start = time.perf_counter()
-    for _ in range(theirs_iters):
-        solver.evaluate_and_update_policy()
-    theirs_ms = 1000 * (time.perf_counter() - start) / theirs_iters
+
+    def run():
+        for _ in range(theirs_iters):
+            solver.evaluate_and_update_policy()
+
+    _, theirs_ms = timed(run, theirs_iters)
     return {"game": game_string, "pvf_ms": ours_ms, "openspiel_ms": theirs_ms, "ratio": theirs_ms / ours_ms,
             "pvf_iterations": ours_iters, "pvf_nash_conv": nc}
 
@@ -63,10 +62,7 @@ def batched_subgames(batches: list[int], iterations: int = 100) -> dict[int, flo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.system()}, python {platform.python_version()}")
+    args = quick_args(__doc__)
     for game_string, (ours, theirs) in GAMES.items():
         if args.quick:
             ours, theirs = max(ours // 10, 10), 2

@@ -12,10 +12,7 @@ Run: .venv/bin/python benchmarks/mmd_speed.py [--quick]
 
 from __future__ import annotations
 
-import argparse
-import platform
-import time
-
+from _common import quick_args, timed
 from open_spiel.python.algorithms.mmd_dilated import MMDDilatedEnt
 
 from pvf.games.public_tree import build_public_tree
@@ -28,24 +25,18 @@ from pvf.solvers.tabular import to_tabular
 ALPHA = 0.05
 
 
-def _timed(fn, iterations: int):
-    start = time.perf_counter()
-    out = fn()
-    return out, 1000 * (time.perf_counter() - start) / iterations
-
-
 def against_openspiel(game_string: str, ours_iters: int, theirs_iters: int) -> dict:
     tree = build_public_tree(game_string)
     game = build_sequence_game(tree)
     schedule = make_schedule("fixed", alpha=ALPHA)
-    _, ours_ms = _timed(lambda: mmd(game, ours_iters, schedule=schedule), ours_iters)
+    _, ours_ms = timed(lambda: mmd(game, ours_iters, schedule=schedule), ours_iters)
     solver = MMDDilatedEnt(tree.loaded.sequential, alpha=ALPHA)
 
     def run():
         for _ in range(theirs_iters):
             solver.update_sequences()
 
-    _, theirs_ms = _timed(run, theirs_iters)
+    _, theirs_ms = timed(run, theirs_iters)
     same = mmd(game, theirs_iters, schedule=schedule)
     policy = solver.get_policies()
     diff = 0.0
@@ -59,17 +50,14 @@ def against_cfr_plus(game_string: str, iterations: int) -> dict:
     game = build_sequence_game(build_public_tree(game_string))
     out = {}
     for name, solve in (("mmd", mmd), ("cfr+", cfr_plus)):
-        result, ms = _timed(lambda: solve(game, iterations), iterations)
+        result, ms = timed(lambda: solve(game, iterations), iterations)
         nc = nash_conv(game, (result.average_strategy[0][0], result.average_strategy[1][0]))[0]
         out[name] = (ms, nc)
     return out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.system()}, python {platform.python_version()}")
+    args = quick_args(__doc__)
     for game_string, ours, theirs in (("kuhn_poker", 2000, 50), ("leduc_poker", 1000, 10)):
         if args.quick:
             ours, theirs = ours // 10, 2
