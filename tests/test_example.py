@@ -17,6 +17,14 @@ def test_import_pvf_loads_neither_torch_nor_the_solvers():
     assert "torch" not in modules and not [m for m in modules if m.startswith("pvf.solvers")]
 
 
+def test_pvf_re_exports_exactly_the_api():
+    import pvf
+    import pvf.api
+
+    assert list(pvf._API) == pvf.api.__all__  # the lazy list in pvf/__init__.py mirrors pvf.api's
+    assert all(getattr(pvf, name) is getattr(pvf.api, name) for name in pvf.api.__all__)
+
+
 def test_the_example_runs_and_its_figures_hold(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, str(ROOT / "docs" / "example.py"), str(tmp_path)],
