@@ -8,37 +8,29 @@ instead of a belief-weighted sum.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pvf.datasets.layout import DataLayout
 from pvf.nets.attention import AttentionVF
 from pvf.valuefn.encoding import feature_dim
 from pvf.valuefn.particle import ParticleEncoding
 
 
+@dataclass(eq=False, repr=False)
 class Attention(ParticleEncoding):
     """`AttentionVF(feature_dim=Fp+Fq+2, public_dim=Fp, dim=64, num_blocks=2, heads=4, ...)`."""
 
     name = "attention"
     net_class = AttentionVF
 
-    def __init__(
-        self,
-        dim: int = 64,
-        num_blocks: int = 2,
-        heads: int = 4,
-        block_hidden_multiplier: float = 2.0,
-        regression_layers: int = 3,
-        regression_hidden_width: int | None = 128,
-        regression_hidden_multiplier: float = 2.0,
-        activation: str = "relu",
-    ) -> None:
-        self.dim = dim
-        self.num_blocks = num_blocks
-        self.heads = heads
-        self.block_hidden_multiplier = block_hidden_multiplier
-        self.regression_layers = regression_layers
-        self.regression_hidden_width = regression_hidden_width
-        self.regression_hidden_multiplier = regression_hidden_multiplier
-        self.activation = activation
+    dim: int = 64
+    num_blocks: int = 2
+    heads: int = 4
+    block_hidden_multiplier: float = 2.0
+    regression_layers: int = 3
+    regression_hidden_width: int | None = 128
+    regression_hidden_multiplier: float = 2.0
+    activation: str = "relu"
 
     def build(self, layout: DataLayout) -> AttentionVF:
         return AttentionVF(feature_dim=feature_dim(layout.public_dim, layout.private_dim), public_dim=layout.public_dim, **vars(self))

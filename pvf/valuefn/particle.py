@@ -16,6 +16,7 @@ back in leaf-infostate order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,7 @@ class ParticleEncoding(Architecture):
         return _ParticleLeaves(leaves, device)
 
 
+@dataclass(eq=False, repr=False)
 class Particle(ParticleEncoding):
     """`ParticleVF(feature_dim=Fp+Fq+2, public_dim=Fp, basis_dim=K, ...)`, Deep Sets.
 
@@ -75,27 +77,15 @@ class Particle(ParticleEncoding):
     name = "particle"
     net_class = ParticleVF
 
-    def __init__(
-        self,
-        basis_dim: int | None = None,
-        basis_layers: int = 3,
-        basis_hidden_multiplier: float = 3.0,
-        basis_hidden_width: int | None = None,
-        regression_layers: int = 5,
-        regression_hidden_multiplier: float = 5.0,
-        regression_hidden_width: int | None = None,
-        activation: str = "relu",
-        output: str = "projection",
-    ) -> None:
-        self.basis_dim = basis_dim
-        self.basis_layers = basis_layers
-        self.basis_hidden_multiplier = basis_hidden_multiplier
-        self.basis_hidden_width = basis_hidden_width
-        self.regression_layers = regression_layers
-        self.regression_hidden_multiplier = regression_hidden_multiplier
-        self.regression_hidden_width = regression_hidden_width
-        self.activation = activation
-        self.output = output
+    basis_dim: int | None = None
+    basis_layers: int = 3
+    basis_hidden_multiplier: float = 3.0
+    basis_hidden_width: int | None = None
+    regression_layers: int = 5
+    regression_hidden_multiplier: float = 5.0
+    regression_hidden_width: int | None = None
+    activation: str = "relu"
+    output: str = "projection"
 
     def build(self, layout: DataLayout) -> ParticleVF:
         return ParticleVF(

@@ -11,6 +11,7 @@ in leaf-infostate order.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from pvf.valuefn.encoding import PbsRows, input_slot, normalized_rows
 from pvf.valuefn.leaves import TrunkLeaves
 
 
+@dataclass(eq=False, repr=False)
 class Positional(Architecture):
     """`PositionalVF(public_dim=Fp, num_slots=K1max+K2max, ...)`.
 
@@ -35,13 +37,10 @@ class Positional(Architecture):
     name = "positional"
     net_class = PositionalVF
 
-    def __init__(
-        self, num_layers: int = 5, hidden_multiplier: float = 5.0, hidden_width: int | None = None, activation: str = "relu"
-    ) -> None:
-        self.num_layers = num_layers
-        self.hidden_multiplier = hidden_multiplier
-        self.hidden_width = hidden_width
-        self.activation = activation
+    num_layers: int = 5
+    hidden_multiplier: float = 5.0
+    hidden_width: int | None = None
+    activation: str = "relu"
 
     def build(self, layout: DataLayout) -> PositionalVF:
         if layout.particles:
