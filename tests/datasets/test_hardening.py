@@ -184,7 +184,7 @@ def test_large_files_are_joined_on_disk(tmp_path, monkeypatch):
 
 
 def test_sigterm_removes_the_lock_and_keeps_the_shards(tmp_path):
-    spec = small_spec(trunks=400, iterations=10, task_size=1)
+    spec = small_spec(trunks=20_000, iterations=10, task_size=1)  # far more work than the two shards it waits for: SIGTERM always lands mid-run
     out = tmp_path / "t.h5"
     proc = subprocess.Popen(_cmd(spec, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
