@@ -1,0 +1,177 @@
+"""Fig. 3 on Leduc with MMD's last iterate as targets, and trunks solved by MMD.
+
+Reads the `pvf reproduce fig3 --games leduc` runs of several target variants
+(one output directory each, e.g. CFR+'s average, CFR+'s last iterate
+(`--target current`), MMD's last iterate (`--solver mmd`)) and
+
+  1. summarises each variant's trunk exploitability during training (the
+     trunk solved by 100 CFR+ iterations, as logged by `pvf reproduce`):
+     per seed the mean over the second half of training, over the last 4
+     measurements, and the last measurement; then mean ± std over seeds;
+  2. solves the trunk of every final network again with each trunk solver —
+     CFR+ (average strategy) and MMD (last iterate) under its schedules —
+     next to the exact oracle with the same solver, and records the exact
+     trunk exploitability (NashConv convention, OpenSpiel's is half).
+
+Writes fig3_targets.csv (every measurement), fig3_targets_summary.csv,
+fig3_targets.png and trunk_solvers.csv into --out, and prints the tables.
+
+Run (after the reproduce runs, see README "Magnetic mirror descent"):
+    .venv/bin/python benchmarks/mmd_targets.py --runs runs/mmd --variants cfr-average,cfr-current,mmd [--out docs/figures/mmd]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from pvf.evaluation.networks import load_network
+from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import build_public_tree
+from pvf.results import write_csv
+from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.mmd import make_schedule
+from pvf.solvers.registry import get_solver
+from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
+
+LABELS = {
+    "cfr-average": "CFR+ average (default)",
+    "cfr-current": "CFR+ last iterate",
+    "mmd": "MMD last iterate, 100 it.",
+    "mmd-1000": "MMD last iterate, 1,000 it.",
+}
+# Trunk solvers: (name, solver, schedule name or None, iterations).
+TRUNK_SOLVERS = [
+    ("CFR+ 100", "cfr+", None, 100),
+    ("MMD sqrt 100", "mmd", "sqrt", 100),
+    ("MMD alternating 100", "mmd", "alternating", 100),
+    ("MMD sqrt 1000", "mmd", "sqrt", 1000),
+    ("CFR+ 1000", "cfr+", None, 1000),
+]
+LAST = 4  # measurements in the "last" window
+
+
+def training_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for variant in variants:
+        with open(runs / variant / "fig3-leduc.csv", newline="") as f:
+            for r in csv.DictReader(f):
+                rows.append({"variant": variant, "architecture": r["architecture"], "seed": int(r["seed"]),
+                             "step": int(r["step"]), "train_loss": float(r["train_loss"]),
+                             "trunk_exploitability": float(r["trunk_exploitability"])})
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (variant, architecture): window means per seed, then mean ± std over seeds."""
+    out = []
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        for arch in sorted({r["architecture"] for r in rows if r["variant"] == variant}):
+            per_seed: dict[str, list[float]] = {"second_half": [], "last4": [], "final": [], "final_loss": []}
+            seeds = sorted({r["seed"] for r in rows if r["variant"] == variant and r["architecture"] == arch})
+            for seed in seeds:
+                mine = sorted((r for r in rows if (r["variant"], r["architecture"], r["seed"]) == (variant, arch, seed)),
+                              key=lambda r: r["step"])
+                expl = np.array([r["trunk_exploitability"] for r in mine])
+                steps = np.array([r["step"] for r in mine])
+                per_seed["second_half"].append(expl[steps >= steps[-1] / 2].mean())
+                per_seed["last4"].append(expl[-LAST:].mean())
+                per_seed["final"].append(expl[-1])
+                per_seed["final_loss"].append(mine[-1]["train_loss"])
+            row: dict[str, Any] = {"variant": variant, "architecture": arch, "seeds": len(seeds)}
+            for key, values in per_seed.items():
+                row[f"{key}_mean"], row[f"{key}_std"] = float(np.mean(values)), float(np.std(values))
+            out.append(row)
+    return out
+
+
+def trunk_solver_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
+    """Every final checkpoint's trunk exploitability under each trunk solver, and the exact oracle's."""
+    rows = []
+    tree = build_public_tree("leduc_poker")
+    features = build_feature_tables(tree)
+    trunk = None
+    for name, solver_name, schedule, iterations in TRUNK_SOLVERS:
+        solver = get_solver(solver_name, None if schedule is None else make_schedule(schedule))
+        for variant in variants:
+            for checkpoint in sorted((runs / variant / "checkpoints").glob("*.ckpt")):
+                network = load_network(checkpoint)
+                trunk = trunk or build_trunk(tree, network.meta.layout.depth)
+                result = solve_and_evaluate(trunk, network.evaluator(trunk, features), iterations, solver)
+                rows.append({"trunk_solver": name, "variant": variant, "architecture": network.architecture,
+                             "checkpoint": checkpoint.name, "trunk_exploitability": result.exploitability.exploitability})
+        oracle = solve_and_evaluate(trunk, ExactEvaluator(trunk), iterations, solver)
+        rows.append({"trunk_solver": name, "variant": "", "architecture": "exact oracle", "checkpoint": "",
+                     "trunk_exploitability": oracle.exploitability.exploitability})
+        print(f"{name}: done", flush=True)
+    return rows
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    archs = sorted({r["architecture"] for r in rows})
+    fig = Figure(figsize=(5.5 * len(archs), 4.2))
+    axes = np.atleast_1d(fig.subplots(1, len(archs), sharey=True))
+    for ax, arch in zip(axes, archs):
+        for variant in dict.fromkeys(r["variant"] for r in rows):
+            mine = [r for r in rows if r["variant"] == variant and r["architecture"] == arch]
+            steps = np.array(sorted({r["step"] for r in mine if r["step"] > 0}))
+            values = np.array([[r["trunk_exploitability"] for r in mine if r["step"] == s] for s in steps])
+            mean, std = values.mean(axis=1), values.std(axis=1)
+            ax.plot(steps, mean, label=LABELS.get(variant, variant))
+            ax.fill_between(steps, np.maximum(mean - std, 1e-3), mean + std, alpha=0.2)
+        ax.axhline(0.077, color="k", linestyle=":", label="exact oracle (0.077)")
+        ax.set_title(f"{arch} VF")
+        ax.set_xlabel("training step")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("trunk exploitability (NashConv), 100 CFR+ it.")
+    axes[-1].legend(fontsize=8)
+    fig.suptitle(textwrap.fill("Leduc, trunk to move 7: targets from CFR+'s average / last iterate and MMD's last"
+                               " iterate (mean ± std over seeds)", 100), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", default="runs/mmd", help="directory holding one reproduce output per variant")
+    parser.add_argument("--variants", default="cfr-average,cfr-current,mmd")
+    parser.add_argument("--out", default="docs/figures/mmd")
+    parser.add_argument("--skip-trunk-solvers", action="store_true")
+    args = parser.parse_args()
+    runs, out, variants = Path(args.runs), Path(args.out), args.variants.split(",")
+    out.mkdir(parents=True, exist_ok=True)
+    rows = training_rows(runs, variants)
+    write_csv(rows, out / "fig3_targets.csv")
+    summary = summarise(rows)
+    write_csv(summary, out / "fig3_targets_summary.csv")
+    plot(rows, out / "fig3_targets.png")
+    print("| targets | VF | second half | last 4 | last | training MSE at the end |")
+    for r in summary:
+        print(f"| {LABELS.get(r['variant'], r['variant'])} | {r['architecture']} | "
+              + " | ".join(f"{r[k + '_mean']:.3f} ± {r[k + '_std']:.3f}" for k in ("second_half", "last4", "final"))
+              + f" | {r['final_loss_mean']:.2g} |")
+    if args.skip_trunk_solvers:
+        return
+    trunk_rows = trunk_solver_rows(runs, variants)
+    write_csv(trunk_rows, out / "trunk_solvers.csv")
+    names = [name for name, *_ in TRUNK_SOLVERS]
+    print("| targets | VF | " + " | ".join(names) + " |")
+    groups = [(v, a) for v in variants for a in sorted({r["architecture"] for r in trunk_rows if r["variant"] == v})]
+    for variant, arch in [*groups, ("", "exact oracle")]:
+        cells = []
+        for name in names:
+            values = np.array([r["trunk_exploitability"] for r in trunk_rows
+                               if (r["trunk_solver"], r["variant"], r["architecture"]) == (name, variant, arch)])
+            cells.append(f"{values.mean():.3f}" + (f" ± {values.std():.3f}" if len(values) > 1 else ""))
+        print(f"| {LABELS.get(variant, variant)} | {arch} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
