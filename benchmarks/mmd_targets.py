@@ -11,10 +11,14 @@ Reads the `pvf reproduce fig3 --games leduc` runs of several target variants
   2. solves the trunk of every final network again with each trunk solver —
      CFR+ (average strategy) and MMD (last iterate) under its schedules —
      next to the exact oracle with the same solver, and records the exact
-     trunk exploitability (NashConv convention, OpenSpiel's is half).
+     trunk exploitability (NashConv convention, OpenSpiel's is half);
+  3. as a control, solves the trunk (100 CFR+ iterations) with each target
+     recipe computed exactly at the leaves on demand — what a network that
+     learned its targets perfectly would give (as `pvf experiment
+     leaf-targets`, with MMD's last iterate added).
 
 Writes fig3_targets.csv (every measurement), fig3_targets_summary.csv,
-fig3_targets.png and trunk_solvers.csv into --out, and prints the tables.
+fig3_targets.png, trunk_solvers.csv and perfect_targets.csv into --out, and prints the tables.
 
 Run (after the reproduce runs, see README "Magnetic mirror descent"):
     .venv/bin/python benchmarks/mmd_targets.py --runs runs/mmd --variants cfr-average,cfr-current,mmd [--out docs/figures/mmd]
@@ -35,8 +39,10 @@ from pvf.evaluation.networks import load_network
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
-from pvf.solvers.evaluators import ExactEvaluator
-from pvf.solvers.mmd import make_schedule
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
+from pvf.solvers.leaf_subgames import LeafSubgames
+from pvf.solvers.mmd import make_schedule, mmd
 from pvf.solvers.registry import get_solver
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 
@@ -113,6 +119,36 @@ def trunk_solver_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+class MMDTargetEvaluator:
+    """The leaf subgames solved as `pvf generate --solver mmd` does: MMD's last iterate from the queried beliefs."""
+
+    def __init__(self, trunk, iterations: int):
+        leaves = trunk.leaf_histories()
+        self.leaves = LeafSubgames(trunk.tree, leaves, trunk.history_weights(leaves), trunk.game.leaf_infostates)
+        self.iterations = iterations
+
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        result = mmd(self.leaves.game, self.iterations, root_beliefs=self.leaves.root_beliefs(reach1, reach2))
+        return self.leaves.scatter(*result.root_values)
+
+
+def perfect_target_rows(depth: int = 7, iterations: int = 100) -> list[dict[str, Any]]:
+    """Trunk exploitability (CFR+ trunk) with each target recipe computed exactly at the leaves."""
+    trunk = build_trunk(build_public_tree("leduc_poker"), depth)
+    evaluators = {
+        "cfr-average": CFRTargetEvaluator(trunk, 100, "average"),
+        "cfr-current": CFRTargetEvaluator(trunk, 100, "current"),
+        "mmd": MMDTargetEvaluator(trunk, 100),
+        "mmd-1000": MMDTargetEvaluator(trunk, 1000),
+    }
+    rows = []
+    for variant, evaluator in evaluators.items():
+        result = solve_and_evaluate(trunk, evaluator, iterations, cfr_plus)
+        rows.append({"variant": variant, "trunk_exploitability": result.exploitability.exploitability})
+        print(f"| {LABELS[variant]} | {rows[-1]['trunk_exploitability']:.4f} |", flush=True)
+    return rows
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     archs = sorted({r["architecture"] for r in rows})
     fig = Figure(figsize=(5.5 * len(archs), 4.2))
@@ -159,6 +195,8 @@ def main() -> None:
               + f" | {r['final_loss_mean']:.2g} |")
     if args.skip_trunk_solvers:
         return
+    print("| perfectly learned targets | trunk exploitability, 100 CFR+ it. |")
+    write_csv(perfect_target_rows(), out / "perfect_targets.csv")
     trunk_rows = trunk_solver_rows(runs, variants)
     write_csv(trunk_rows, out / "trunk_solvers.csv")
     names = [name for name, *_ in TRUNK_SOLVERS]
