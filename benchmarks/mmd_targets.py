@@ -12,7 +12,9 @@ Reads the `pvf reproduce fig3 --games leduc` runs of several target variants
      CFR+ (average strategy) and MMD (last iterate) under its schedules —
      next to the exact oracle with the same solver, and records the exact
      trunk exploitability (NashConv convention, OpenSpiel's is half);
-  3. as a control, solves the trunk (100 CFR+ iterations) with each target
+  3. compares the target columns of the seed-0 data files where the
+     infostate's belief is 0 and where it is positive (mean |difference|);
+  4. as a control, solves the trunk (100 CFR+ iterations) with each target
      recipe computed exactly at the leaves on demand — what a network that
      learned its targets perfectly would give (as `pvf experiment
      leaf-targets`, with MMD's last iterate added).
@@ -32,6 +34,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import h5py
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -149,6 +152,22 @@ def perfect_target_rows(depth: int = 7, iterations: int = 100) -> list[dict[str,
     return rows
 
 
+def target_differences(runs: Path) -> list[dict[str, Any]]:
+    """Mean |difference| between target recipes (seed-0 files), at zero-belief infostates and elsewhere."""
+    with h5py.File(runs / "cfr-average/data/leduc-d7-t1000-k100-seed0.h5", "r") as f:
+        belief, average, current = (f[f"infostates/{k}"][:] for k in ("belief", "target", "target_current"))
+    with h5py.File(runs / "mmd/data/leduc-d7-t1000-k100-mmd-seed0.h5", "r") as f:
+        mmd_target = f["infostates/target"][:]
+    pairs = {"average - current": average - current, "average - mmd": average - mmd_target,
+             "current - mmd": current - mmd_target}
+    zero = belief == 0
+    rows = [{"pair": name, "zero_belief": float(np.abs(d[zero]).mean()), "positive_belief": float(np.abs(d[~zero]).mean()),
+             "zero_belief_share": float(zero.mean())} for name, d in pairs.items()]
+    for r in rows:
+        print(f"| {r['pair']} | {r['zero_belief']:.4f} | {r['positive_belief']:.5f} | share {r['zero_belief_share']:.3f} |")
+    return rows
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     archs = sorted({r["architecture"] for r in rows})
     fig = Figure(figsize=(5.5 * len(archs), 4.2))
@@ -193,6 +212,8 @@ def main() -> None:
         print(f"| {LABELS.get(r['variant'], r['variant'])} | {r['architecture']} | "
               + " | ".join(f"{r[k + '_mean']:.3f} ± {r[k + '_std']:.3f}" for k in ("second_half", "last4", "final"))
               + f" | {r['final_loss_mean']:.2g} |")
+    print("| target pair (seed 0) | mean |diff| at zero belief | at positive belief |")
+    target_differences(runs)
     if args.skip_trunk_solvers:
         return
     print("| perfectly learned targets | trunk exploitability, 100 CFR+ it. |")
