@@ -153,7 +153,12 @@ def perfect_target_rows(depth: int = 7, iterations: int = 100) -> list[dict[str,
 
 
 def target_differences(runs: Path) -> list[dict[str, Any]]:
-    """Mean |difference| between target recipes (seed-0 files), at zero-belief infostates and elsewhere."""
+    """Mean |difference| between target recipes (seed-0 files), at zero-belief infostates and elsewhere.
+
+    Needs the cfr-average and mmd runs (the former holds both CFR+ columns); none without them.
+    """
+    if not (runs / "cfr-average/data").is_dir() or not (runs / "mmd/data").is_dir():
+        return []
     with h5py.File(runs / "cfr-average/data/leduc-d7-t1000-k100-seed0.h5", "r") as f:
         belief, average, current = (f[f"infostates/{k}"][:] for k in ("belief", "target", "target_current"))
     with h5py.File(runs / "mmd/data/leduc-d7-t1000-k100-mmd-seed0.h5", "r") as f:
