@@ -54,6 +54,7 @@ LABELS = {
     "cfr-current": "CFR+ last iterate",
     "mmd": "MMD last iterate, 100 it.",
     "mmd-1000": "MMD last iterate, 1,000 it.",
+    "average-zerofix": "CFR+ average, last iterate at belief 0",
 }
 # Trunk solvers: (name, solver, schedule name or None, iterations).
 TRUNK_SOLVERS = [
