@@ -12,6 +12,7 @@ particle-trunk sweep (`pvf.evaluation.particle_sweep`) with small defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 ALIASES = {
     "kuhn": "kuhn_poker",
@@ -59,6 +60,7 @@ class ParticleGame:
     particles: K histories per dataset sample. trunks, max_steps: the default
         dataset size and training length (small: minutes on one core).
     draws: the sweep's K (particle draws at the root public state).
+    model_args: the particle network's sizes (`pvf.valuefn.particle.Particle`).
     """
 
     name: str
@@ -69,6 +71,7 @@ class ParticleGame:
     trunks: int = 600
     max_steps: int = 2000
     draws: tuple[int, ...] = (1, 4, 16, 64, 256)
+    model_args: tuple[tuple[str, Any], ...] = (("basis_hidden_width", 128), ("regression_hidden_width", 256))
 
 
 PARTICLE_GAMES = {
