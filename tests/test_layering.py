@@ -100,7 +100,8 @@ def _loaded(code: str) -> list[str]:
 
 def test_solvers_load_without_torch():
     modules = _loaded("import pvf.solvers.cfr_plus, pvf.solvers.trunk_solver, pvf.solvers.trunk_exploitability, "
-                      "pvf.solvers.sparse_trunks, pvf.solvers.evaluators")
+                      "pvf.solvers.sparse_trunks, pvf.solvers.evaluators, pvf.solvers.batched_trunk, "
+                      "pvf.solvers.warm_exploitability")
     assert "torch" not in modules
 
 

@@ -8,8 +8,11 @@
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
-e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`; `--jobs N`
-trains N networks at once (one process each). Finished
+e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`. The seeds
+of each network train together as one ensemble (one batched step for all
+seeds; a killed rerun continues from the last saved state);
+`--separate-runs` trains one run per seed. `--jobs N` trains N ensembles
+(or runs) at once, one process each. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
 Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
@@ -54,7 +57,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
     p.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant",
                    help="Adam's learning rate: constant 1e-3 (default, the authors') or cosine-annealed to 0")
+    p.add_argument("--separate-runs", action="store_true",
+                   help="one training run per seed instead of one ensemble per network (slower)")
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
+    p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
+                   help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
     p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16,64,256)")
     p.add_argument("--particle-trunks", type=int, help="particle games: dataset samples (default 600)")
     p.add_argument("--particle-steps", type=int, help="particle games: training steps (default 2000)")
@@ -124,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         lr_schedule=args.lr_schedule,
         accelerator=args.accelerator,
+        separate_runs=args.separate_runs,
+        cuda_graph=args.cuda_graph,
         fractions=fractions,
         progress=args.progress,
         particle_trunks=args.particle_trunks,

@@ -21,16 +21,22 @@ goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig
   1. a particle dataset at the trunk's depth (K = 32 particles per sample,
      `particles` samples: default the game's, 600), seed = the first seed;
   2. one particle network trained on it (`particle_steps`, default 2,000,
-     the weights of the lowest validation loss kept), no trunk measured;
+     the weights of the lowest validation loss kept), no trunk measured:
+     one Lightning run (`train_value_function`), not an ensemble;
   3. the particle-trunk sweep (`pvf.evaluation.particle_sweep`) over K
      (default 1, 4, 16, 64, 256) and the seeds (reference trunk ids),
      uniform against the oracle and the network: `fig4-<game>.csv`,
      `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
 File names carry the parameters that make them (trunks, CFR+ iterations,
 seed, steps), so a rerun with the same options reuses finished work.
-Training runs are independent once the datasets exist: with `jobs` > 1 they
-run in that many spawned processes (each with the parent's torch thread
-count), and the results are collected in the same order as sequentially.
+By default the seeds of one network are trained together as an ensemble
+(`pvf.evaluation.ensemble_training`: one batched step for all seeds, their
+trunk exploitabilities in one batched solve, the training state saved so
+that a killed rerun continues); `separate_runs` trains one Lightning run
+per seed instead. Either way the runs are independent once the datasets
+exist: with `jobs` > 1 they (ensembles: one per network) run in that many
+spawned processes (each with the parent's torch thread count), and the
+results are collected in the same order as sequentially.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from pvf.evaluation.networks import load_network
 from pvf.evaluation.particle_sweep import plot_particle_sweep, run_particle_sweep, write_policy_file
 from pvf.evaluation.particle_sweep import summarize as particle_summary
 from pvf.evaluation.plots import plot_sparse, plot_training
+from pvf.evaluation.ensemble_training import train_ensemble
 from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
 from pvf.evaluation.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
@@ -91,6 +98,8 @@ class ReproduceConfig:
     jobs: training runs at once (processes; 1 = in this process).
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
     lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
+    separate_runs: one Lightning run per seed instead of one ensemble per network.
+    cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
     fractions, equilibrium_iterations: the sparse sweep.
     particle_trunks, particle_steps, draws: particle games' dataset size,
         training steps and sweep K; None = the game's defaults (PARTICLE_GAMES).
@@ -113,6 +122,8 @@ class ReproduceConfig:
     jobs: int = 1
     accelerator: str = "cpu"
     lr_schedule: str = "constant"
+    separate_runs: bool = False
+    cuda_graph: bool = True
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
@@ -235,16 +246,22 @@ def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
     return path
 
 
-def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
-    """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
+def _checkpoint(config: ReproduceConfig, data: Path, arch: str, suffix: str = "") -> Path:
+    """Where the run of `arch` on `data` with the config's training options keeps its checkpoint."""
     stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
     if config.target != "average":
         stem += f"-{config.target}"
     if config.lr_schedule != "constant":
         stem += f"-{config.lr_schedule}"
-    checkpoint = config.out / "checkpoints" / f"{stem}.ckpt"
-    history_path = checkpoint.with_suffix(".csv")
+    checkpoint = config.out / "checkpoints" / f"{stem}{suffix}.ckpt"
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    return checkpoint
+
+
+def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
+    """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
+    checkpoint = _checkpoint(config, data, arch)
+    history_path = checkpoint.with_suffix(".csv")
     if checkpoint.exists() and history_path.exists():
         return TrainingRun(str(checkpoint), _read_history(history_path))
     run = train_value_function(
@@ -255,8 +272,50 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
     return run
 
 
+def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
+    """The (data, architecture, seed, eval_every) runs of one network as one ensemble (members: "-ens" files).
+
+    Finished members are reused when all are; otherwise all train, resuming from the saved state.
+    """
+    data, arch, eval_every = [r[0] for r in runs], runs[0][1], runs[0][3]
+    seeds = [r[2] for r in runs]
+    checkpoints = [_checkpoint(config, d, arch, "-ens") for d in data]
+    histories = [c.with_suffix(".csv") for c in checkpoints]
+    if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
+        return [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
+    state = checkpoints[0].with_name(
+        checkpoints[0].stem.replace(f"seed{seeds[0]}", "seeds" + "-".join(map(str, seeds))) + f"-e{eval_every}.state.pt"
+    )
+    device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+    trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
+                             device, state, target=config.target, cuda_graph=None if config.cuda_graph else False,
+                             lr_schedule=config.lr_schedule)
+    for run, history in zip(trained, histories):
+        write_csv(run.history, history)
+    state.unlink(missing_ok=True)
+    return trained
+
+
 def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
-    """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order."""
+    """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order.
+
+    Unless `config.separate_runs`, runs of one (architecture, eval_every) are one ensemble.
+    """
+    if not config.separate_runs:
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, run in enumerate(runs):
+            groups.setdefault((run[1], run[3]), []).append(i)
+        members = [[runs[i] for i in group] for group in groups.values()]
+        if config.jobs == 1 or len(members) == 1:
+            results = [_trained_ensemble(config, m) for m in members]
+        else:
+            with ProcessPoolExecutor(min(config.jobs, len(members)), mp_context=multiprocessing.get_context("spawn"),
+                                     initializer=torch.set_num_threads, initargs=(torch.get_num_threads(),)) as pool:
+                results = list(pool.map(_trained_ensemble, [config] * len(members), members))
+        out: dict[int, TrainingRun] = {}
+        for group, trained in zip(groups.values(), results):
+            out.update(zip(group, trained))
+        return [out[i] for i in range(len(runs))]
     if config.jobs == 1 or len(runs) <= 1:
         return [_trained(config, *run) for run in runs]
     quiet = replace(config, progress=False)  # one bar for all runs instead of interleaved ones

@@ -40,9 +40,48 @@ def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
 
     config = ReproduceConfig(
         out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
-        batch_size=16, iterations=5, lr_schedule="cosine",
+        batch_size=16, iterations=5, lr_schedule="cosine", separate_runs=True,
     )
     reproduce_fig3(config)
     checkpoints = sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt"))
     assert checkpoints == [f"leduc-d7-t3-k5-seed0-{a}-steps4-b16-cosine.ckpt" for a in ("particle", "positional")]
     load_value_function(tmp_path / "checkpoints" / checkpoints[0], expect_game="leduc_poker")
+
+
+def test_ensembles_are_the_default_and_are_reused(tmp_path):
+    """Two seeds per network as one ensemble: member files per seed, no state left, a rerun trains nothing."""
+    from pvf.valuefn.checkpoint import load_value_function
+
+    config = ReproduceConfig(
+        out=tmp_path, games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
+        batch_size=16, iterations=5,
+    )
+    first = reproduce_fig3(config)["leduc"]
+    names = sorted(p.name for p in (tmp_path / "checkpoints").glob("*"))
+    assert names == sorted(f"leduc-d7-t3-k5-seed{s}-{a}-steps4-b16-ens.{ext}"
+                           for s in (0, 1) for a in ("particle", "positional") for ext in ("ckpt", "csv"))
+    for name in names[::2]:
+        load_value_function(tmp_path / "checkpoints" / name, expect_game="leduc_poker")
+    with open(first["csv"]) as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["architecture"], r["seed"], r["step"]) for r in rows} == {
+        (a, s, t) for a in ("positional", "particle") for s in ("0", "1") for t in ("0", "2", "4")
+    }
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
+    again = reproduce_fig3(config)["leduc"]
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")} == stamps
+    assert again["particle"] == first["particle"]
+
+
+def test_attention_trains_as_an_ensemble_in_fig3_and_fig4(tmp_path):
+    """`--architectures attention`: an ensemble (vmap backend) whose members serve fig. 4's sweep."""
+    config = ReproduceConfig(
+        out=tmp_path, games=("leduc",), architectures=("attention",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=2,
+        eval_every=2, batch_size=16, iterations=5, fractions=(1.0,),
+    )
+    assert reproduce_fig3(config)["leduc"]["attention"]["step"] == 2
+    fig4 = reproduce_fig4(config)["leduc-attention"]
+    assert fig4["architecture"] == "attention" and (tmp_path / "fig4-leduc-attention.png").exists()
+    assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt")) == [  # fig. 4 reused fig. 3's members
+        f"leduc-d7-t3-k5-seed{s}-attention-steps2-b16-ens.ckpt" for s in (0, 1)
+    ]

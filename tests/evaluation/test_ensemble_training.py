@@ -1,0 +1,69 @@
+"""`train_ensemble`: rows like the training callback's, member checkpoints, and a killed run resumed exactly."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import pvf.evaluation.ensemble_training as ensemble_training
+from pvf.datasets.generate import generate
+from pvf.datasets.spec import GenerationSpec
+from pvf.evaluation.ensemble_training import train_ensemble
+from pvf.evaluation.networks import load_network
+
+SEEDS = (0, 1)
+SMALL = dict(basis_layers=2, basis_hidden_width=8, regression_layers=2, regression_hidden_width=8)
+
+
+@pytest.fixture(scope="module")
+def kuhn_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ensemble_runs")
+    paths = [root / f"kuhn{s}.h5" for s in SEEDS]
+    for s, path in zip(SEEDS, paths):
+        generate(GenerationSpec(game="kuhn_poker", depth=3, num_trunks=12, cfr_iterations=20, seed=s), path, progress=False)
+    return paths
+
+
+def run(files, out, state=None):
+    out.mkdir(parents=True, exist_ok=True)
+    return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, 4, iterations=20,
+                          batch_size=4, state=state, save_every_s=0, **SMALL)
+
+
+def test_rows_and_checkpoints(kuhn_files, tmp_path):
+    runs = run(kuhn_files, tmp_path)
+    for r in runs:
+        assert [h["step"] for h in r.history] == [0, 4, 8, 12]
+        assert math.isnan(r.history[0]["train_loss"]) and all(h["train_loss"] > 0 for h in r.history[1:])
+        assert all(0 <= h["trunk_exploitability"] <= 1 for h in r.history)
+        assert r.history[0]["trunk_exploitability_openspiel"] == pytest.approx(r.history[0]["trunk_exploitability"] / 2)
+        assert load_network(r.checkpoint, game="kuhn_poker", depth=3).architecture == "particle"
+    assert runs[0].history[-1]["train_loss"] != runs[1].history[-1]["train_loss"]
+
+
+def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch):
+    straight = run(kuhn_files, tmp_path / "straight")
+    state = tmp_path / "killed" / "state.pt"
+    measure = ensemble_training.ensemble_trunk_exploitability
+    steps = []
+
+    def dies_at_step_12(trunk, nets, *args):
+        steps.append(len(steps))
+        if len(steps) == 4:  # the measurement at step 12: state holds step 8
+            raise KeyboardInterrupt
+        return measure(trunk, nets, *args)
+
+    monkeypatch.setattr(ensemble_training, "ensemble_trunk_exploitability", dies_at_step_12)
+    with pytest.raises(KeyboardInterrupt):
+        run(kuhn_files, tmp_path / "killed", state)
+    assert torch.load(state, weights_only=True)["trainer"]["step"] == 8
+    monkeypatch.setattr(ensemble_training, "ensemble_trunk_exploitability", measure)
+    resumed = run(kuhn_files, tmp_path / "killed", state)
+    for a, b in zip(straight, resumed):
+        assert len(a.history) == len(b.history)
+        for ra, rb in zip(a.history, b.history):
+            assert ra == pytest.approx(rb, rel=0, abs=0, nan_ok=True)  # identical, NaN where no loss yet
+        weights = [torch.load(p, weights_only=True)["state_dict"] for p in (a.checkpoint, b.checkpoint)]
+        assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
