@@ -151,7 +151,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.evaluation.networks import load_network
-    from pvf.evaluation.particle_sweep import UNIFORM, plot_particle_sweep, run_particle_sweep, summarize, write_policy_file
+    from pvf.evaluation.particle_sweep import UNIFORM, check_trunk, plot_particle_sweep, run_particle_sweep, summarize, write_policy_file
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
@@ -168,6 +168,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     if args.save_policy is not None and (args.save_policy.suffix != ".json" or not args.save_policy.parent.is_dir()):
         raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
     loaded = load_game(args.game)
+    check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
         evaluators["targets"] = (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False)
@@ -181,11 +182,11 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: network.evaluator(trunk, features)
 
         evaluators[f"network {Path(path).name}"] = (factory, True)
-    args.out.mkdir(parents=True, exist_ok=True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
                               policies=policies)
+    args.out.mkdir(parents=True, exist_ok=True)  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")

@@ -42,6 +42,7 @@ a seed s:
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ from pvf.datasets.sampling import SamplingConfig
 from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.cfr_plus import LeafEvaluator
 from pvf.solvers.particle_trunks import particle_setting
 from pvf.solvers.sparse_trunks import (
@@ -83,6 +85,23 @@ class ParticleRow:
     evaluator: str
     exploitability: float  # with the weights normalised to sum 1 (step 4)
     seconds: float
+
+
+def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:
+    """Refuse (PvfError), before any work, a trunk whose particle subgame cannot be built.
+
+    In N-card Goofspiel a particle at move r has up to ((N − r)!)² histories
+    below it; one over the particle tree's cap would fail only after walking
+    the cap's worth of OpenSpiel states.
+    """
+    if not 0 <= root_move < depth:
+        raise PvfError(f"the trunk needs 0 <= --root-move < --depth, got {root_move} and {depth}")
+    if loaded.original.get_type().short_name == "goofspiel":
+        n = int(loaded.original.get_parameters()["num_cards"])
+        below = math.factorial(n - root_move) ** 2
+        if below > max_histories:
+            raise PvfError(f"a particle at move {root_move} of {n}-card Goofspiel has up to {below:,} histories below it, "
+                           f"over the particle tree's cap of {max_histories:,}; use a later --root-move")
 
 
 def particle_roots(

@@ -59,7 +59,7 @@ from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.networks import load_network
-from pvf.evaluation.particle_sweep import plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.evaluation.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
 from pvf.evaluation.particle_sweep import summarize as particle_summary
 from pvf.evaluation.plots import plot_sparse, plot_training
 from pvf.evaluation.ensemble_training import train_ensemble
@@ -197,6 +197,7 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
     seed = config.seeds[0]
     loaded = load_game(game.game)
+    check_trunk(loaded, game.root_move, game.depth)
     spec = ParticleSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
                         particles=game.particles, cfr_iterations=config.cfr_iterations, seed=seed)
     data = config.out / "data" / f"{game.name}-d{game.depth}-p{spec.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"

@@ -131,3 +131,13 @@ def test_save_policy_bad_path_writes_nothing(tmp_path, capsys):
     assert rc == 2
     assert "--save-policy" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "policy.txt").exists()
+
+
+def test_a_root_move_with_too_large_a_subgame_is_refused_before_any_work(tmp_path, capsys):
+    """13 cards, move 3: up to (10!)² ≈ 1.3e13 histories below each particle."""
+    rc = main(["experiment", "particle-trunks", "--game", "goofspiel13", "--root-move", "3", "--depth", "4",
+               "--out", str(tmp_path / "out"), "--save-policy", str(tmp_path / "p.json")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "over the particle tree's cap" in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
