@@ -70,6 +70,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the particle-restricted leaf PBSs): what a perfect network would give")
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument("--out", type=Path, default=Path("runs/particle-trunks"), help="output folder")
+    part.add_argument("--save-policy", type=Path, metavar="FILE.json", help="also write every run's restricted game "
+                      "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings")
     part.set_defaults(func=run_particle_trunks)
 
 
@@ -149,7 +151,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.evaluation.networks import load_network
-    from pvf.evaluation.particle_sweep import UNIFORM, plot_particle_sweep, run_particle_sweep, summarize
+    from pvf.evaluation.particle_sweep import UNIFORM, check_trunk, plot_particle_sweep, run_particle_sweep, summarize, write_policy_file
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
@@ -163,7 +165,10 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         raise PvfError("--draws and --seeds take comma-separated integers, e.g. 1,4,16") from None
     if min(draws) < 1:
         raise PvfError(f"--draws must be positive, got {args.draws}")
+    if args.save_policy is not None and (args.save_policy.suffix != ".json" or not args.save_policy.parent.is_dir()):
+        raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
     loaded = load_game(args.game)
+    check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
         evaluators["targets"] = (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False)
@@ -177,9 +182,11 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: network.evaluator(trunk, features)
 
         evaluators[f"network {Path(path).name}"] = (factory, True)
-    args.out.mkdir(parents=True, exist_ok=True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
-    rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations)
+    policies: list[dict] | None = [] if args.save_policy is not None else None
+    rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
+                              policies=policies)
+    args.out.mkdir(parents=True, exist_ok=True)  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")
@@ -194,5 +201,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     for r in table:
         print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['exploitability_mean']:>12.5f} "
               f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}")
+    if policies is not None:
+        write_policy_file(args.save_policy, loaded.game_string, args.root_move, args.depth, args.reference, policies)
+        print(f"wrote {args.save_policy}")
     print(f"wrote {args.out}/fig4-{name}.csv, -runs.csv and .png")
     return 0

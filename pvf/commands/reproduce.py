@@ -3,6 +3,8 @@
     pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle,attention] [--seeds 10]
                        [--trunks 1000] [--max-steps 131072] [--out DIR]
     pvf reproduce fig4 [the same options] [--fractions 1.0,0.9,...,0.1]
+    pvf reproduce fig4 --games goofspiel8,goofspiel13 [--draws 1,4,16,64,256] [--particle-trunks 600]
+                       [--particle-steps 2000] [--seeds 3] [--save-policy]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
@@ -13,6 +15,9 @@ seeds; a killed rerun continues from the last saved state);
 (or runs) at once, one process each. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
+Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
+sweep (docs/particles.md), small by default (600 particle samples, 2,000
+training steps, K up to 256; the seeds are the reference trunk ids).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("reproduce", help="reproduce the paper's figure 3 or 4 end to end", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("figure", choices=("fig3", "fig4"), help="fig3: exploitability during training; fig4: sparse trunks")
-    p.add_argument("--games", default="leduc,goofspiel5", help="comma-separated, from leduc, goofspiel5 (default both)")
+    p.add_argument("--games", default="leduc,goofspiel5", help="comma-separated, from leduc, goofspiel5 (default both); fig4 also goofspiel8, goofspiel13 (particle trunks)")
     p.add_argument("--architectures", help="comma-separated value-function architectures, from positional, particle, "
                    "attention (default fig3: positional,particle; fig4: particle)")
     p.add_argument("--seeds", type=int, default=10, help="number of seeds: datasets, training runs and tie-breaking (default 10)")
@@ -57,6 +62,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
     p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
                    help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
+    p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16,64,256)")
+    p.add_argument("--particle-trunks", type=int, help="particle games: dataset samples (default 600)")
+    p.add_argument("--particle-steps", type=int, help="particle games: training steps (default 2000)")
+    p.add_argument("--save-policy", action="store_true",
+                   help="particle games: also write fig4-<game>-policy.json (restricted games and trunk strategies)")
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
     p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -67,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from pvf.evaluation.reproduce import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES, GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
+    from pvf.games.paper import PARTICLE_GAMES
     from pvf.valuefn.registry import ARCHITECTURES
 
     games = tuple(g.strip() for g in args.games.split(",") if g.strip())
@@ -89,6 +100,18 @@ def run(args: argparse.Namespace) -> int:
         fractions = tuple(float(f) for f in args.fractions.split(",") if f.strip())
     except ValueError:
         raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
+    particle = [g for g in games if g in PARTICLE_GAMES]
+    if particle and args.figure == "fig3":
+        raise PvfError(f"fig3 needs the public tree, which {', '.join(particle)} exceed; they have fig4 (particle trunks) only")
+    try:
+        draws = tuple(int(k) for k in args.draws.split(",")) if args.draws else None
+    except ValueError:
+        raise PvfError(f"--draws takes comma-separated integers, got {args.draws!r}") from None
+    if draws is not None and (not draws or min(draws) < 1):
+        raise PvfError(f"--draws must be positive, got {args.draws!r}")
+    for name in ("particle_trunks", "particle_steps"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise PvfError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     out = check_output_dir(args.out, "--out")
     torch.set_num_threads(args.threads)
     config = ReproduceConfig(
@@ -112,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
         cuda_graph=args.cuda_graph,
         fractions=fractions,
         progress=args.progress,
+        particle_trunks=args.particle_trunks,
+        particle_steps=args.particle_steps,
+        draws=draws,
+        save_policy=args.save_policy,
     )
     summary = reproduce_fig3(config) if args.figure == "fig3" else reproduce_fig4(config)
     if args.json:
@@ -119,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for game, result in summary.items():
         print(f"{args.figure} {game}: {result['csv']}, {result['png']}")
+        if game in PARTICLE_GAMES:
+            print(f"  particle trunks (data {result['data']}); a positional VF would need {result['positional_inputs']:,} inputs")
+            for row in result["points"]:
+                print(f"  {row['evaluator']:<12} K {row['draws']:>4} ({row['particles_mean']:.1f} particles): "
+                      f"{row['exploitability_mean']:.5f} ± {row['exploitability_std']:.5f}")
+            continue
         if args.figure == "fig3":
             for arch in architectures:
                 r = result[arch]

@@ -29,13 +29,24 @@ a seed s:
      Exploitability is linear in the weights; CFR+ is invariant to their
      scale, so a network (whose belief and value conversions need the
      unnormalised w) solves with w, the oracle LP with w / Σ w.
+  5. Optionally (`policies`, `pvf experiment particle-trunks --save-policy`)
+     each run's restricted game and trunk strategies as plain data
+     (`trunk_policy`): the particles as action sequences of OpenSpiel's
+     turn-based form of the game (`pyspiel.convert_to_turn_based` for a
+     simultaneous game) with their normalised weights, and per evaluator
+     and player the trunk strategy keyed by OpenSpiel information-state
+     strings, so the figure can be rechecked with OpenSpiel alone
+     (tests/evaluation/test_particle_policy.py does, on Goofspiel-4).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -44,7 +55,8 @@ from pvf.datasets.particle_sampling import MAX_PLAYS, play_to_depth, sample_part
 from pvf.datasets.sampling import SamplingConfig
 from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
-from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.cfr_plus import LeafEvaluator
 from pvf.solvers.particle_trunks import particle_setting
 from pvf.solvers.sparse_trunks import (
@@ -73,6 +85,23 @@ class ParticleRow:
     evaluator: str
     exploitability: float  # with the weights normalised to sum 1 (step 4)
     seconds: float
+
+
+def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:
+    """Refuse (PvfError), before any work, a trunk whose particle subgame cannot be built.
+
+    In N-card Goofspiel a particle at move r has up to ((N − r)!)² histories
+    below it; one over the particle tree's cap would fail only after walking
+    the cap's worth of OpenSpiel states.
+    """
+    if not 0 <= root_move < depth:
+        raise PvfError(f"the trunk needs 0 <= --root-move < --depth, got {root_move} and {depth}")
+    if loaded.original.get_type().short_name == "goofspiel":
+        n = int(loaded.original.get_parameters()["num_cards"])
+        below = math.factorial(n - root_move) ** 2
+        if below > max_histories:
+            raise PvfError(f"a particle at move {root_move} of {n}-card Goofspiel has up to {below:,} histories below it, "
+                           f"over the particle tree's cap of {max_histories:,}; use a later --root-move")
 
 
 def particle_roots(
@@ -118,10 +147,12 @@ def run_particle_sweep(
     reference: SamplingConfig = SamplingConfig(),
     iterations: int = DEFAULT_ITERATIONS,
     reference_seed: int = 0,
+    policies: list[dict] | None = None,
 ) -> list[ParticleRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
     evaluators: name -> (setting -> make_evaluator(trunk), game_root_convention).
+    policies: if a list, one `trunk_policy` record per (K, seed) is appended to it (step 5).
     """
     rows = []
     for k in draws:
@@ -134,6 +165,7 @@ def run_particle_sweep(
             uniform = uniform_exploitability(normal).exploitability
             rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start))
             kept = select_histories(setting, fraction=1.0)
+            record = restricted_game(normal, k, seed, uniform)
             for name, (factory, game_root) in evaluators.items():
                 start = time.perf_counter()
                 solve = setting if game_root else normal
@@ -144,7 +176,55 @@ def run_particle_sweep(
                 strategies = solve_trunk(trunk, evaluator, iterations)
                 value = sparse_exploitability(normal, trunk, strategies).exploitability
                 rows.append(ParticleRow(loaded.game_string, k, seed, *size, name, value, time.perf_counter() - start))
+                record["evaluators"][name] = {"exploitability": value, "policy": trunk_policy(trunk, strategies)}
+            if policies is not None:
+                policies.append(record)
     return rows
+
+
+def restricted_game(setting: SparseSetting, draws: int, seed: int, uniform: float) -> dict:
+    """Step 5: the particle-restricted game of a setting with normalised weights, as plain data."""
+    return {
+        "draws": draws,
+        "seed": seed,
+        "particles": [{"actions": history_actions(setting.tree, int(h)), "weight": float(w)}
+                      for h, w in zip(setting.histories, setting.weights)],
+        "uniform_exploitability": uniform,
+        "evaluators": {},
+    }
+
+
+def trunk_policy(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> list[dict[str, dict[str, float]]]:
+    """Per player {OpenSpiel infostate string: {action: probability}} over the trunk's decision infostates."""
+    out = []
+    for n in (0, 1):
+        seqs, strings, policy = trunk.game.players[n], trunk.tree.infostate_strings[n], {}
+        for i, info in enumerate(seqs.infostates):
+            key = strings[int(info)]
+            if key in policy:  # an OpenSpiel string in two public states: the key would not identify it
+                raise PvfError(f"player {n + 1}'s infostate string {key!r} occurs in two public states; no policy file")
+            block = range(int(seqs.info_start[i]), int(seqs.info_start[i] + seqs.info_size[i]))
+            policy[key] = {str(int(seqs.seq_action[j])): float(strategies[n][j]) for j in block}
+        out.append(policy)
+    return out
+
+
+def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, reference: str, policies: list[dict]) -> None:
+    """One JSON file: the game, the trunk and every run's `restricted_game` record (step 5)."""
+    document = {
+        "format": "pvf particle trunk policy, version 1",
+        "game": game,
+        "turn_based": "actions are of pyspiel.convert_to_turn_based(game) when the game is simultaneous",
+        "root_move": root_move,
+        "depth": depth,
+        "reference": reference,
+        "exploitability": "trunk exploitability, NashConv convention (sum over players of what a best response gains), "
+                          "in the game whose chance node draws the particles with these weights and then plays to the end; "
+                          "the trunk strategy is fixed at the trunk's infostates (moves root_move to depth - 1)",
+        "runs": policies,
+    }
+    with open(path, "w") as f:
+        json.dump(document, f)
 
 
 def summarize(rows: Sequence[ParticleRow]) -> list[dict]:

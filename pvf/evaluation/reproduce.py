@@ -16,6 +16,17 @@ move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
      `fig4-<game>-runs.csv` and `fig4-<game>.png` with the uniform line.
      Other particle architectures (e.g. attention) get the same files with
      `-<architecture>` after the game.
+Games beyond the public tree's cap (`pvf.games.paper.PARTICLE_GAMES`:
+goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig4`):
+  1. a particle dataset at the trunk's depth (K = 32 particles per sample,
+     `particles` samples: default the game's, 600), seed = the first seed;
+  2. one particle network trained on it (`particle_steps`, default 2,000,
+     the weights of the lowest validation loss kept), no trunk measured:
+     one Lightning run (`train_value_function`), not an ensemble;
+  3. the particle-trunk sweep (`pvf.evaluation.particle_sweep`) over K
+     (default 1, 4, 16, 64, 256) and the seeds (reference trunk ids),
+     uniform against the oracle and the network: `fig4-<game>.csv`,
+     `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
 File names carry the parameters that make them (trunks, CFR+ iterations,
 seed, steps), so a rerun with the same options reuses finished work.
 By default the seeds of one network are trained together as an ensemble
@@ -43,20 +54,27 @@ import torch
 from tqdm import tqdm
 
 from pvf.datasets.generate import generate
+from pvf.datasets.particle_generate import generate_particles, positional_inputs
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.networks import load_network
+from pvf.evaluation.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.evaluation.particle_sweep import summarize as particle_summary
 from pvf.evaluation.plots import plot_sparse, plot_training
 from pvf.evaluation.ensemble_training import train_ensemble
 from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
 from pvf.evaluation.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
-from pvf.games.paper import PAPER_GAMES
+from pvf.games.loading import load_game
+from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
+from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.sparse_trunks import sparse_setting
 
 # Short names used on the command line and in file names.
-GAMES = {name: g.game for name, g in PAPER_GAMES.items()}
+GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
 FIG3_ARCHITECTURES = ("positional", "particle")
 FIG4_ARCHITECTURES = ("particle",)
 
@@ -83,6 +101,9 @@ class ReproduceConfig:
     separate_runs: one Lightning run per seed instead of one ensemble per network.
     cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
     fractions, equilibrium_iterations: the sparse sweep.
+    particle_trunks, particle_steps, draws: particle games' dataset size,
+        training steps and sweep K; None = the game's defaults (PARTICLE_GAMES).
+    save_policy: particle games also write fig4-<game>-policy.json.
     """
 
     out: Path
@@ -106,12 +127,18 @@ class ReproduceConfig:
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
+    particle_trunks: int | None = None
+    particle_steps: int | None = None
+    draws: tuple[int, ...] | None = None
+    save_policy: bool = False
 
 
 def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
+        if game in PARTICLE_GAMES:
+            raise PvfError(f"fig3 needs the public tree, which {game} exceeds; it has fig4 (particle trunks) only")
         data = {seed: _dataset(config, game, PAPER_GAMES[game].fig3_depth, seed) for seed in config.seeds}
         keys = [(seed, arch) for seed in config.seeds for arch in (config.architectures or FIG3_ARCHITECTURES)]
         runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
@@ -129,6 +156,9 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
     for game in config.games:
+        if game in PARTICLE_GAMES:
+            summary[game] = reproduce_particle_fig4(config, PARTICLE_GAMES[game])
+            continue
         paper = PAPER_GAMES[game]
         root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
         tree = build_public_tree(GAMES[game])
@@ -161,6 +191,47 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
                 "points": table,
             }
     return summary
+
+
+def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict[str, Any]:
+    """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
+    seed = config.seeds[0]
+    loaded = load_game(game.game)
+    check_trunk(loaded, game.root_move, game.depth)
+    spec = ParticleSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
+                        particles=game.particles, cfr_iterations=config.cfr_iterations, seed=seed)
+    data = config.out / "data" / f"{game.name}-d{game.depth}-p{spec.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    generate_particles(spec, data, workers=config.workers, progress=config.progress)
+    steps = config.particle_steps or game.max_steps
+    checkpoint = config.out / "checkpoints" / f"{data.stem}-particle-steps{steps}-b{config.batch_size}.ckpt"
+    history = checkpoint.with_suffix(".csv")
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    if not (checkpoint.exists() and history.exists()):
+        run = train_value_function(data, "particle", checkpoint, seed, steps, None, config.iterations, config.batch_size,
+                                   config.progress, config.accelerator, **dict(game.model_args))
+        write_csv(run.history, history)
+    network = load_network(checkpoint, game.game, game.depth)
+
+    def factory(setting):
+        features = build_feature_tables(setting.tree)
+        return lambda trunk: network.evaluator(trunk, features)
+
+    evaluators = {"oracle": (lambda setting: ExactEvaluator, False), "particle VF": (factory, True)}
+    policies: list[dict] | None = [] if config.save_policy else None
+    rows = run_particle_sweep(loaded, game.root_move, game.depth, config.draws or game.draws, config.seeds, evaluators,
+                              iterations=config.iterations, policies=policies)
+    table = particle_summary(rows)
+    csv_path, png_path = config.out / f"fig4-{game.name}.csv", config.out / f"fig4-{game.name}.png"
+    write_csv(table, csv_path)
+    write_csv([r.__dict__ for r in rows], config.out / f"fig4-{game.name}-runs.csv")
+    plot_particle_sweep(table, str(png_path), f"{game.name}: particle trunks, move {game.root_move} to {game.depth}")
+    result = {"architecture": "particle", "csv": str(csv_path), "png": str(png_path), "data": str(data),
+              "checkpoint": str(checkpoint), "positional_inputs": positional_inputs(game.game, game.depth), "points": table}
+    if policies is not None:
+        result["policy"] = str(config.out / f"fig4-{game.name}-policy.json")
+        write_policy_file(result["policy"], game.game, game.root_move, game.depth, "mix", policies)
+    return result
 
 
 def _dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:

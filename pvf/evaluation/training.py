@@ -9,6 +9,10 @@ The same pieces as `pvf train fit --config configs/<game>_<architecture>.yaml`:
      `TrunkExploitabilityCallback` measuring every `every_n_steps` steps;
   4. the final weights saved as a `pvf train` checkpoint (loadable by
      `pvf.valuefn.checkpoint.load_value_function` and `pvf evaluate`).
+With `every_n_steps=None` (particle data: its game has no public tree to
+solve a trunk in) the callback is `ValidationHistory` instead: a row per
+validation and, saved at the end, the weights of the lowest validation loss
+(early stopping without stopping).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
+import torch
 
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.exploitability_callback import TrunkExploitabilityCallback
@@ -34,13 +39,34 @@ class TrainingRun:
     history: list[dict[str, Any]]
 
 
+class ValidationHistory(pl.Callback):
+    """A row (step, epoch, val_loss) per validation; the best weights are restored when training ends."""
+
+    def __init__(self) -> None:
+        self.history: list[dict[str, Any]] = []
+        self._best: tuple[float, dict[str, torch.Tensor]] | None = None
+
+    def on_validation_epoch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        val = trainer.callback_metrics.get("val_loss")
+        if trainer.sanity_checking or not isinstance(val, torch.Tensor):
+            return
+        loss = float(val)
+        self.history.append({"step": int(trainer.global_step), "epoch": int(trainer.current_epoch), "val_loss": loss})
+        if self._best is None or loss < self._best[0]:
+            self._best = (loss, {k: v.detach().clone() for k, v in pl_module.state_dict().items()})
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self._best is not None:
+            pl_module.load_state_dict(self._best[1])
+
+
 def train_value_function(
     data: str | Path,
     architecture: str,
     checkpoint: str | Path,
     seed: int,
     max_steps: int,
-    every_n_steps: int,
+    every_n_steps: int | None,
     iterations: int = 100,
     batch_size: int = 64,
     progress: bool = False,
@@ -50,6 +76,7 @@ def train_value_function(
 ) -> TrainingRun:
     """Train `architecture` on `data` for `max_steps` steps and save it to `checkpoint`.
 
+    every_n_steps: trunk exploitability every so many steps; None: `ValidationHistory`.
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
     target: the profile whose values are trained on, "average" or "current" (PbsDataModule).
@@ -61,7 +88,9 @@ def train_value_function(
     module_args = {k: model_args.pop(k) for k in ("lr", "lr_schedule") if k in model_args}
     net = make_architecture(architecture, **model_args)
     module = ValueFunctionModule(net, layout=datamodule.layout.to_dict(), **module_args)
-    callback = TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
+    callback: TrunkExploitabilityCallback | ValidationHistory = (
+        ValidationHistory() if every_n_steps is None else TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
+    )
     trainer = pl.Trainer(
         max_steps=max_steps,
         accelerator=accelerator,

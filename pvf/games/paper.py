@@ -5,11 +5,14 @@
 paper's experiments, its trunk depth in fig. 3 and its sparse setting in
 fig. 4 (root move, trunk depth, and the sweep's last point: the K heaviest
 histories). Depths are OpenSpiel move numbers (chance moves count).
+`PARTICLE_GAMES`: games beyond the public tree's cap, whose fig. 4 is the
+particle-trunk sweep (`pvf.evaluation.particle_sweep`) with small defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 ALIASES = {
     "kuhn": "kuhn_poker",
@@ -45,6 +48,37 @@ PAPER_GAMES = {
     for g in (
         PaperGame("leduc", ALIASES["leduc"], fig3_depth=7, sparse_root_move=5, sparse_depth=7, sparse_min_histories=2),
         PaperGame("goofspiel5", ALIASES["goofspiel5"], fig3_depth=2, sparse_root_move=2, sparse_depth=3, sparse_min_histories=1),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ParticleGame:
+    """Fig. 4 generalised for a game the public tree cannot hold (`pvf reproduce fig4 --games goofspiel13`).
+
+    root_move, depth: the particle trunk (the network is trained on particle data at `depth`).
+    particles: K histories per dataset sample. trunks, max_steps: the default
+        dataset size and training length (small: minutes on one core).
+    draws: the sweep's K (particle draws at the root public state).
+    model_args: the particle network's sizes (`pvf.valuefn.particle.Particle`).
+    """
+
+    name: str
+    game: str
+    root_move: int
+    depth: int
+    particles: int = 32
+    trunks: int = 600
+    max_steps: int = 2000
+    draws: tuple[int, ...] = (1, 4, 16, 64, 256)
+    model_args: tuple[tuple[str, Any], ...] = (("basis_hidden_width", 128), ("regression_hidden_width", 256))
+
+
+PARTICLE_GAMES = {
+    g.name: g
+    for g in (
+        ParticleGame("goofspiel8", ALIASES["goofspiel8"], root_move=4, depth=5),
+        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10),
     )
 }
 
