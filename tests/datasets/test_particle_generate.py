@@ -16,6 +16,7 @@ from pvf.datasets.layout import DataLayout
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.valuefn.registry import architecture
 from pvf.datasets.reader import PBSDataset
+from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
 from tests.conftest import GOOF5, cached_tree
@@ -141,3 +142,37 @@ def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, c
                "--task-size", "4", "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "particle dataset" in err and "--overwrite" in err
+
+
+def test_targets_are_the_enumerated_pbs_values_of_each_rows_infostate(tmp_path):
+    """Where the particles cover every history joining the rows' infostates, the particle subgame is
+    the PBS's full subgame: each row's target is the enumerated solver's value of that row's infostate."""
+    spec = replace(SPEC, num_trunks=5, particles=2000, cfr_iterations=100, task_size=5)
+    path = tmp_path / "dense.h5"
+    generate_particles(spec, path, progress=False)
+    tree = cached_tree(GOOF5)
+    full = build_feature_tables(tree)
+    covered = 0
+    with PBSDataset(path) as ds:
+        private, particles = ds.private_features, ds._read("samples/particles")
+        for i in range(ds.num_samples):
+            (pub,) = [p for p in tree.public_states_at_depth(2) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
+            solver = LeafSolver(tree, np.array([pub]), spec.cfr_iterations)
+            rows = range(ds.offset[i], ds.offset[i + 1])
+            column, beliefs = [], [np.zeros((1, len(solver.infostates[n]))) for n in (0, 1)]
+            for r in rows:
+                n = int(ds.player[r])
+                (j,) = [j for j in tree.public_state_infostates[n][pub] if np.array_equal(full.private[n][j], private[n][ds.index[r]])]
+                column.append(int(np.flatnonzero(solver.infostates[n] == j)[0]))
+                beliefs[n][0, column[-1]] = ds.belief[r]
+            histories = tree.histories_in(pub)
+            where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
+            joined = np.array([all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in histories])
+            assert int(joined.sum()) >= particles[i]
+            if joined.sum() > particles[i]:
+                continue  # some joined history was not drawn: the particle subgame is smaller than the PBS's
+            covered += 1
+            values = solver.solve(tuple(beliefs)).average
+            for r, c in zip(rows, column):
+                assert ds.target[r] == pytest.approx(values[int(ds.player[r])][0, c], abs=1e-4)
+    assert covered >= 2
