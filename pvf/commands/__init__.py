@@ -17,3 +17,11 @@ def require_positive(args: argparse.Namespace, *names: str) -> None:
         value = getattr(args, name)
         if value < 1:
             raise PvfError(f"--{name.replace('_', '-')} must be a positive integer, got {value}")
+
+
+def resolve_max_histories(args: argparse.Namespace, default: int) -> int:
+    """`--max-histories`, set to `default` where not given; a one-line `PvfError` unless positive."""
+    if args.max_histories is None:
+        args.max_histories = default
+    require_positive(args, "max_histories")
+    return args.max_histories

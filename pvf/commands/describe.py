@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from pvf.commands import require_positive
+from pvf.commands import resolve_max_histories
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -30,9 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from pvf.games.depths import depth_sizes
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, build_public_tree
 
-    if args.max_histories is None:
-        args.max_histories = DEFAULT_MAX_HISTORIES
-    require_positive(args, "max_histories")
+    resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
     tree = build_public_tree(args.game, max_histories=args.max_histories)
     sizes = depth_sizes(tree)
     warnings = [w for w in (s.warning() for s in sizes) if w]

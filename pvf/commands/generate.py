@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from pvf.commands import require_positive
+from pvf.commands import resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments
 from pvf.errors import PvfError
 from pvf.solvers.registry import DEFAULT_SOLVER
@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
     mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
     if args.particles is not None:
         return _run_particles(args, SamplingConfig(**mix))
-    if args.max_histories is None:
-        args.max_histories = DEFAULT_MAX_HISTORIES
-    require_positive(args, "max_histories")
+    resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
     spec = GenerationSpec(
         game=args.game,
         depth=args.depth,
@@ -83,9 +81,7 @@ def _run_particles(args: argparse.Namespace, sampling) -> int:
 
     if args.solver != DEFAULT_SOLVER:
         raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
-    if args.max_histories is None:
-        args.max_histories = DEFAULT_MAX_SUBGAME_HISTORIES
-    require_positive(args, "max_histories")
+    resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES)
     spec = ParticleSpec(
         game=args.game,
         depth=args.depth,

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from pvf.commands import require_positive
+from pvf.commands import require_positive, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.outputs import check_output_file, disk_errors
 
@@ -38,9 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from pvf.solvers.sequence_form import build_sequence_game
     from pvf.solvers.tabular import save_policy, to_tabular
 
-    if args.max_histories is None:
-        args.max_histories = DEFAULT_MAX_HISTORIES
-    require_positive(args, "iterations", "max_histories")
+    require_positive(args, "iterations")
+    resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
     solver = solver_from_args(args)
     if args.save_policy is not None:
         check_output_file(args.save_policy, "--save-policy")
