@@ -5,8 +5,12 @@ id: one public state at move number `depth`, drawn by playing random trunk
 strategy `id`, and K particles of it (`pvf.datasets.particle_sampling`).
 `ParticleSpec` carries the same provenance attributes as `GenerationSpec`
 (so version-1 readers find them) plus `particles` and `max_histories`;
-`num_trunks` is the number of samples. Workers and backend are not part of
-it.
+`num_trunks` is the number of samples. `subgame` says which subgame the
+targets solve: "induced" (default), the PBS the particles induce (every
+history joining two particle infostates, `pvf.games.induced_pbs`), or
+"drawn", the K drawn histories only (what files written before the
+attribute existed hold; they read as "drawn"). Workers and
+backend are not part of it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pvf.errors import PvfError
 from pvf.games.loading import canonical_game_string
 
 DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
+SUBGAMES = ("induced", "drawn")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class ParticleSpec:
     num_trunks: number of samples (sample i plays random trunk strategy i).
     particles: K, particle draws per sample.
     max_histories: refuse a sample whose particle subgame has more histories (the depth is too early).
+    subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
     """
 
     game: str
@@ -43,6 +49,7 @@ class ParticleSpec:
     target: str = "average"
     task_size: int = DEFAULT_TASK_SIZE
     max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES
+    subgame: str = "induced"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "game", canonical_game_string(self.game))
@@ -55,6 +62,7 @@ class ParticleSpec:
             (self.target in TARGET_PROFILES, f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}"),
             (self.task_size >= 1, f"the task size must be at least 1, got {self.task_size}"),
             (self.max_histories >= 1, f"the history cap must be at least 1, got {self.max_histories}"),
+            (self.subgame in SUBGAMES, f"the particle subgame must be one of {', '.join(SUBGAMES)}, got {self.subgame!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -73,6 +81,7 @@ class ParticleSpec:
             "target": self.target,
             "task_size": self.task_size,
             "max_histories": self.max_histories,
+            "subgame": self.subgame,
         }
 
     @classmethod
@@ -89,6 +98,7 @@ class ParticleSpec:
                 target=str(attrs["target"]),
                 task_size=int(attrs["task_size"]),
                 max_histories=int(attrs["max_histories"]),
+                subgame=str(attrs.get("subgame", "drawn")),
             )
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise PvfError(f"unreadable particle generation parameters ({type(exc).__name__}: {exc})") from None

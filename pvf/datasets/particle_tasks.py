@@ -6,20 +6,27 @@ Sample i of a `ParticleSpec`:
      their importance weights (`pvf.datasets.particle_sampling`); the
      generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
      sample depends on (spec, i) only, never on the worker or task.
-  2. The particle tree below the distinct particles is built to the end of
-     the game (`pvf.games.particle_tree`, refused beyond `max_histories`)
-     and rooted at a chance node over them, each weighing its reach
-     π(h) = π_c(h)·π₁(h)·π₂(h) under the trunk strategy: the PBS the
-     particles induce (the paper, sec. 5.1: the particles' reaches, zero
-     elsewhere), which is what a particle value function is asked at the
-     leaves of a sparse trunk (`pvf.solvers.sparse_trunks`, fig. 4).
+  2. The subgame is built to the end of the game (`pvf.games.particle_tree`,
+     refused beyond `max_histories`) and rooted at a chance node. By
+     default (`subgame="induced"`) it is the PBS the particles induce (the
+     paper, sec. 5.1): each particle infostate s carries its player's own
+     reach σ_n(s) under the trunk strategy, every other infostate 0, so the
+     roots are all histories joining two particle infostates
+     (`pvf.games.induced_pbs`), each weighing σ₁(s₁)·σ₂(s₂)·π_c(h). That
+     PBS is a function of what a particle value function sees (σ and
+     features per infostate) and is what it is asked at the leaves of a
+     sparse trunk (`pvf.solvers.sparse_trunks`, fig. 4). With
+     `subgame="drawn"` the roots are the distinct particles only, each
+     weighing its reach π(h) = π_c(h)·π₁(h)·π₂(h): targets then depend on
+     which histories were drawn, which no input shows (docs/particles.md
+     measures how much; networks trained on them did not learn).
   3. CFR+ (`cfr_iterations`) solves it. Its root sequences are the
      particles' distinct infostates, the sample's rows, player 1's first.
      A row's belief is the player's own reach σ_n(s) of the infostate (the
      beliefs the value networks take, as in enumerated files); its target
      is the root counterfactual value divided by σ_n(s), the value
      convention of enumerated files (cfv carries chance and opponent
-     reach, here over the particles); Σ belief·target over both players
+     reach, here over the subgame's roots); Σ belief·target over both players
      is 0. `mass` is the importance-weighted belief Σ_k w_k of the
      infostate's particles, the unbiased estimate of the full PBS's
      Σ_{h∈s} π(h). Importance weights are not used as the subgame's root
@@ -46,6 +53,7 @@ from pvf.datasets.tasks import SampleColumns, Task
 from pvf.errors import PvfError
 from pvf.games import features as feat
 from pvf.games.loading import LoadedGame, load_game
+from pvf.games.induced_pbs import induced_histories
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
@@ -126,25 +134,20 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
     sample = sample_particles(loaded, strategy, history, spec.particles, rng)
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
         sample = sample_particles(loaded, strategy, history, spec.particles, rng)
-    tree = build_particle_tree(loaded, sample.particles, max_histories=spec.max_histories)
-    roots = find_histories(tree, sample.particles)
-    reach = tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1]
-    game = build_sequence_game(tree, root_histories=roots, root_weights=reach)
+    tree, roots, weights, own = _subgame(spec, loaded, sample)
+    game = build_sequence_game(tree, root_histories=roots, root_weights=weights)
     result = cfr_plus(game, spec.cfr_iterations)
     rows = {"player": [], "belief": [], "target": [], "target_current": [], "mass": [], "private": []}
     infos = tuple(game.players[n].root_infostates for n in (0, 1))
     public, private = sample_features(tree, observers, int(tree.public_state[roots[0]]), infos)
     for n in (0, 1):
-        own = np.zeros(tree.num_infostates(n))
-        mass = np.zeros(tree.num_infostates(n))
-        own[tree.infostate[roots, n]] = sample.own_reach[:, n]
-        np.add.at(mass, tree.infostate[roots, n], sample.weights)
-        sigma = own[infos[n]]
+        keys = [tree.infostate_strings[n][i] for i in infos[n]]
+        sigma = np.array([own[n][key][0] for key in keys])
         rows["player"].append(np.full(len(sigma), n, dtype=np.int8))
         rows["belief"].append(sigma)
         rows["target"].append((result.root_values if spec.target == "average" else result.current_root_values)[n][0] / sigma)
         rows["target_current"].append(result.current_root_values[n][0] / sigma)
-        rows["mass"].append(mass[infos[n]])
+        rows["mass"].append(np.array([own[n][key][1] for key in keys]))
         rows["private"].append(private[n])
     out = {k: np.concatenate(v) for k, v in rows.items() if k != "private"}
     width = max(p.shape[1] for p in rows["private"])
@@ -153,6 +156,33 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
     out["public"] = public
     out["stats"] = (len(sample.particles), sample.dead, tree.num_histories)
     return out
+
+
+def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
+    """Step 2: (tree, root histories [R], root weights [R], per player {infostate string: (σ_n, mass)}).
+
+    "drawn": the roots are the distinct particles, each weighing its reach.
+    "induced": the roots are every history joining two particle infostates,
+    weighing σ₁(s₁)·σ₂(s₂)·π_c(h) (`pvf.games.induced_pbs`).
+    """
+    tree = build_particle_tree(loaded, sample.particles, max_histories=spec.max_histories)
+    roots = find_histories(tree, sample.particles)
+    own = []
+    for n in (0, 1):
+        per_infostate: dict[str, tuple[float, float]] = {}
+        for k, s in enumerate(tree.infostate[roots, n]):
+            key = tree.infostate_strings[n][s]
+            per_infostate[key] = (float(sample.own_reach[k, n]), per_infostate.get(key, (0.0, 0.0))[1] + float(sample.weights[k]))
+        own.append(per_infostate)
+    if spec.subgame == "drawn":
+        return tree, roots, tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1], own
+    infostates = tuple(np.unique(tree.infostate[roots, n]) for n in (0, 1))
+    joined = induced_histories(loaded, tree, infostates)
+    induced = build_particle_tree(loaded, joined.paths, max_histories=spec.max_histories)
+    joined_roots = find_histories(induced, joined.paths)
+    sigma = [np.array([own[n][tree.infostate_strings[n][s]][0] for s in infostates[n]]) for n in (0, 1)]
+    weights = induced.chance_reach[joined_roots] * sigma[0][joined.pairs[:, 0]] * sigma[1][joined.pairs[:, 1]]
+    return induced, joined_roots, weights, own
 
 
 def run_particle_task(spec: ParticleSpec, task: Task) -> ParticleShard:

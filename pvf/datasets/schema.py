@@ -51,6 +51,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "particles": int,
     "max_histories": int,
     "positional_infostates": int,
+    "subgame": str,  # "induced" or "drawn" (ParticleSpec); files without it are "drawn"
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"

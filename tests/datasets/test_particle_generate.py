@@ -144,35 +144,60 @@ def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, c
     assert rc == 2 and "particle dataset" in err and "--overwrite" in err
 
 
-def test_targets_are_the_enumerated_pbs_values_of_each_rows_infostate(tmp_path):
-    """Where the particles cover every history joining the rows' infostates, the particle subgame is
-    the PBS's full subgame: each row's target is the enumerated solver's value of that row's infostate."""
-    spec = replace(SPEC, num_trunks=5, particles=2000, cfr_iterations=100, task_size=5)
-    path = tmp_path / "dense.h5"
+def _enumerated_targets(tree, full, ds, i, depth, iterations):
+    """(the file's targets of sample i, the enumerated solver's values of the same infostates with the rows' beliefs,
+    the number of histories joining two row infostates)."""
+    (pub,) = [p for p in tree.public_states_at_depth(depth) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
+    solver = LeafSolver(tree, np.array([pub]), iterations)
+    rows = range(ds.offset[i], ds.offset[i + 1])
+    column, beliefs = [], [np.zeros((1, len(solver.infostates[n]))) for n in (0, 1)]
+    for r in rows:
+        n = int(ds.player[r])
+        (j,) = [j for j in tree.public_state_infostates[n][pub] if np.array_equal(full.private[n][j], ds.private_features[n][ds.index[r]])]
+        column.append(int(np.flatnonzero(solver.infostates[n] == j)[0]))
+        beliefs[n][0, column[-1]] = ds.belief[r]
+    where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
+    joined = sum(all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in tree.histories_in(pub))
+    values = solver.solve(tuple(beliefs)).average
+    return ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined
+
+
+@pytest.mark.parametrize("game, depth", [(GOOF5, 2), ("leduc_poker", 5)])
+def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_path, game, depth):
+    """Each row's target is the enumerated solver's value of that row's infostate in the PBS whose beliefs are the
+    rows' (zero elsewhere), although the particles are a few of that PBS's histories (the paper, sec. 5.1)."""
+    spec = replace(SPEC, game=game, depth=depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
+    path = tmp_path / "sparse.h5"
+    generate_particles(spec, path, progress=False)
+    tree = cached_tree(spec.game)
+    full = build_feature_tables(tree)
+    sparse = 0
+    with PBSDataset(path) as ds:
+        particles = ds._read("samples/particles")
+        for i in range(ds.num_samples):
+            targets, enumerated, joined = _enumerated_targets(tree, full, ds, i, depth, spec.cfr_iterations)
+            sparse += joined > particles[i]
+            np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+    assert sparse >= 3  # most samples' PBS holds histories that were not drawn
+
+
+def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
+    """subgame="drawn" (files from before the induced PBS) solves the drawn histories only: its targets are the
+    enumerated PBS values where the particles cover that PBS, and differ where they do not."""
+    spec = replace(SPEC, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
+    path = tmp_path / "drawn.h5"
     generate_particles(spec, path, progress=False)
     tree = cached_tree(GOOF5)
     full = build_feature_tables(tree)
-    covered = 0
+    covered = differ = 0
     with PBSDataset(path) as ds:
-        private, particles = ds.private_features, ds._read("samples/particles")
+        assert ParticleSpec.from_attrs(dict(ds.attrs)).subgame == "drawn"
+        particles = ds._read("samples/particles")
         for i in range(ds.num_samples):
-            (pub,) = [p for p in tree.public_states_at_depth(2) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
-            solver = LeafSolver(tree, np.array([pub]), spec.cfr_iterations)
-            rows = range(ds.offset[i], ds.offset[i + 1])
-            column, beliefs = [], [np.zeros((1, len(solver.infostates[n]))) for n in (0, 1)]
-            for r in rows:
-                n = int(ds.player[r])
-                (j,) = [j for j in tree.public_state_infostates[n][pub] if np.array_equal(full.private[n][j], private[n][ds.index[r]])]
-                column.append(int(np.flatnonzero(solver.infostates[n] == j)[0]))
-                beliefs[n][0, column[-1]] = ds.belief[r]
-            histories = tree.histories_in(pub)
-            where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
-            joined = np.array([all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in histories])
-            assert int(joined.sum()) >= particles[i]
-            if joined.sum() > particles[i]:
-                continue  # some joined history was not drawn: the particle subgame is smaller than the PBS's
-            covered += 1
-            values = solver.solve(tuple(beliefs)).average
-            for r, c in zip(rows, column):
-                assert ds.target[r] == pytest.approx(values[int(ds.player[r])][0, c], abs=1e-4)
-    assert covered >= 2
+            targets, enumerated, joined = _enumerated_targets(tree, full, ds, i, 2, spec.cfr_iterations)
+            if joined == particles[i]:
+                covered += 1
+                np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-4)
+            else:
+                differ += np.abs(targets - enumerated).max() > 1e-3
+    assert covered >= 1 and differ >= 1
