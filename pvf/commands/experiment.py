@@ -67,7 +67,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--reference", choices=("mix", "uniform"), default="mix", help="reference strategy: the random-trunk mix of pvf generate (default) or uniform")
     part.add_argument("--network", action="append", default=[], metavar="CKPT", help="a particle value function checkpoint (repeatable)")
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
-    part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the particle-restricted leaf PBSs): what a perfect network would give")
+    part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument("--out", type=Path, default=Path("runs/particle-trunks"), help="output folder")
     part.add_argument("--save-policy", type=Path, metavar="FILE.json", help="also write every run's restricted game "
@@ -155,7 +155,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
-    from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
+    from pvf.evaluation.induced_targets import InducedPBSEvaluator
+    from pvf.solvers.evaluators import ExactEvaluator
 
     require_positive(args, "iterations")
     try:
@@ -171,7 +172,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
-        evaluators["targets"] = (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False)
+        evaluators["targets"] = (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True)
     for path in args.network:
         network = load_network(path, loaded.game_string, args.depth)
         if network.architecture == "positional":
