@@ -259,12 +259,24 @@ def _checkpoint(config: ReproduceConfig, data: Path, arch: str, suffix: str = ""
     return checkpoint
 
 
+def _measured_every(history: list[dict[str, Any]], eval_every: int, max_steps: int) -> bool:
+    """Whether a finished run's history has a trunk measurement at every multiple of `eval_every` up to `max_steps`.
+
+    A finished network is reused only then: a run measured every 1,024 steps cannot stand in for one asked
+    every 64 (it is retrained; training does not depend on the interval, so the network is the same).
+    """
+    measured = {int(row["step"]) for row in history if row.get("trunk_exploitability") not in (None, "")}
+    return set(range(eval_every, max_steps + 1, eval_every)) <= measured
+
+
 def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
     """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
     checkpoint = _checkpoint(config, data, arch)
     history_path = checkpoint.with_suffix(".csv")
     if checkpoint.exists() and history_path.exists():
-        return TrainingRun(str(checkpoint), _read_history(history_path))
+        history = _read_history(history_path)
+        if _measured_every(history, eval_every, config.max_steps):
+            return TrainingRun(str(checkpoint), history)
     run = train_value_function(
         data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
         config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
@@ -283,7 +295,9 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     checkpoints = [_checkpoint(config, d, arch, "-ens") for d in data]
     histories = [c.with_suffix(".csv") for c in checkpoints]
     if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
-        return [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
+        finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
+        if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
+            return finished
     state = checkpoints[0].with_name(
         checkpoints[0].stem.replace(f"seed{seeds[0]}", "seeds" + "-".join(map(str, seeds))) + f"-e{eval_every}.state.pt"
     )

@@ -85,3 +85,25 @@ def test_attention_trains_as_an_ensemble_in_fig3_and_fig4(tmp_path):
     assert sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt")) == [  # fig. 4 reused fig. 3's members
         f"leduc-d7-t3-k5-seed{s}-attention-steps2-b16-ens.ckpt" for s in (0, 1)
     ]
+
+
+def test_a_finer_eval_every_retrains_into_the_same_network(tmp_path):
+    """A finished run measured every 4 steps is not reused for every 2: it is retrained (same weights, finer history);
+    every 4 is then served by the every-2 run."""
+    import torch
+
+    coarse = ReproduceConfig(
+        out=tmp_path, games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=4,
+        batch_size=16, iterations=5, architectures=("particle",),
+    )
+    reproduce_fig3(coarse)
+    member = tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed1-particle-steps4-b16-ens.ckpt"
+    weights = torch.load(member, weights_only=True)["state_dict"]
+    fine = reproduce_fig3(dataclasses.replace(coarse, eval_every=2))["leduc"]
+    with open(fine["csv"]) as f:
+        assert sorted({int(r["step"]) for r in csv.DictReader(f)}) == [0, 2, 4]
+    again = torch.load(member, weights_only=True)["state_dict"]
+    assert all(torch.equal(weights[k], again[k]) for k in weights)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
+    reproduce_fig3(coarse)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")} == stamps
