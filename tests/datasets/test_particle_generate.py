@@ -88,6 +88,17 @@ def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeyp
     assert generate_particles(SPEC, killed, progress=False).status == "complete"
 
 
+@pytest.mark.ray
+def test_ray_backend_writes_the_same_file(reference, tmp_path):
+    """A local Ray instance (2 CPUs) runs the particle tasks: the file is the local one's, dataset by dataset."""
+    ray_file = tmp_path / "ray.h5"
+    generate_particles(SPEC, ray_file, workers=2, backend="ray", progress=False)
+    ref, data = _datasets(reference), _datasets(ray_file)
+    assert data.keys() == ref.keys()
+    for name in ref:
+        np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
+
+
 @pytest.mark.parametrize(
     "argv,message",
     [
