@@ -65,6 +65,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--draws", default="1,4,16,64", help="comma-separated K (default 1,4,16,64)")
     part.add_argument("--seeds", default="0,1,2", help="comma-separated seeds: trunk ids of the reference strategy (default 0,1,2)")
     part.add_argument("--reference", choices=("mix", "uniform"), default="mix", help="reference strategy: the random-trunk mix of pvf generate (default) or uniform")
+    part.add_argument("--roots", choices=("induced", "drawn"), default="induced",
+                      help="the trunk's root: the PBS the particles induce (default; what particle networks are trained on) "
+                      "or the drawn particles only")
     part.add_argument("--network", action="append", default=[], metavar="CKPT", help="a particle value function checkpoint (repeatable)")
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
     part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
@@ -186,21 +189,21 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
-                              policies=policies)
+                              policies=policies, roots=args.roots)
     args.out.mkdir(parents=True, exist_ok=True)  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")
     write_csv([r.__dict__ for r in rows], args.out / f"fig4-{name}-runs.csv")
     plot_particle_sweep(table, str(args.out / f"fig4-{name}.png"),
-                        f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference")
+                        f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference, {args.roots} roots")
     need = positional_inputs(loaded.game_string, args.depth)
-    print(f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, seeds {args.seeds}")
+    print(f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, roots {args.roots}, seeds {args.seeds}")
     if need:
         print(f"a positional value function at move {args.depth} would need at least {need:,} infostate inputs")
-    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'NashConv':>12} {'std':>10} {'s/run':>7}")
+    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'roots':>7} {'NashConv':>12} {'std':>10} {'s/run':>7}")
     for r in table:
-        print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['exploitability_mean']:>12.5f} "
+        print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['roots_mean']:>7.1f} {r['exploitability_mean']:>12.5f} "
               f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}")
     if policies is not None:
         write_policy_file(args.save_policy, loaded.game_string, args.root_move, args.depth, args.reference, policies)

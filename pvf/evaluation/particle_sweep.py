@@ -11,18 +11,27 @@ a seed s:
      decided under good play, and there every trunk strategy scores 0);
      its public state gets K particle draws (`pvf.datasets.particle_sampling`); equal draws merge
      and dead draws drop out, leaving k ≤ K distinct particles.
-  2. Each particle weighs w(h) = π_c(h)·π₁(h)·π₂(h) under the reference
-     profile (its reach, as fig. 4's π*-reach, not renormalised), and the
-     particles are made common knowledge by a chance node over them
-     (`pvf.solvers.particle_trunks.particle_setting` on a particle tree built
-     to the end of the game).
+  2. The root is a chance node, made common knowledge as fig. 4 does, over
+     (`roots="induced"`, the default) the PBS the particles induce (the
+     paper, sec. 5.1): every history joining two particle infostates
+     (`pvf.games.induced_pbs`), weighing w(h) = π_c(h)·σ₁(s₁)·σ₂(s₂), σ_n
+     the players' own reaches under the reference profile. That is the PBS
+     a particle network is trained on (`pvf.datasets.particle_tasks`), and
+     its trunk's leaf PBSs are again the PBSs their infostates induce, so
+     the network is asked about exactly the game it is measured in.
+     With `roots="drawn"` the chance node is over the k particles only,
+     each weighing its reach π_c·π₁·π₂ (pvf's first sweeps): the leaf PBSs a
+     network sees then hold histories the trunk lacks. Either way the
+     weights are the reference's reaches, not renormalised
+     (`pvf.solvers.particle_trunks.particle_setting` on a particle tree
+     built to the end of the game).
   3. CFR+ solves the trunk (moves r to d) with each leaf evaluator: the
      exact oracle (leaf subgames solved by LP), a trained particle value
      function (`ScaledEvaluator`, the game-root convention it was trained
      in), and the uniform strategy is the reference line.
   4. Trunk exploitability of the trunk strategy is computed exactly by LP in
-     the particle-restricted game (the chance node over the k particles,
-     solved to the end of the game) with the weights divided by Σ w: the
+     the particle-restricted game (the chance node of step 2, solved to the
+     end of the game) with the weights divided by Σ w: the
      game whose chance node draws the particles with probabilities w / Σ w.
      The reaches of deep histories are tiny (10⁻¹⁰ at move 9 of 13 cards),
      and unnormalised the LP's figures would sink below its tolerances.
@@ -55,6 +64,7 @@ from pvf.datasets.particle_sampling import MAX_PLAYS, play_to_depth, sample_part
 from pvf.datasets.sampling import SamplingConfig
 from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
+from pvf.games.induced_pbs import induced_histories
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.cfr_plus import LeafEvaluator
@@ -80,7 +90,8 @@ class ParticleRow:
     game: str
     draws: int
     seed: int
-    particles: int
+    particles: int  # distinct drawn particles
+    roots: int  # root histories of the trunk (the induced PBS's, or the particles)
     histories: int
     evaluator: str
     exploitability: float  # with the weights normalised to sum 1 (step 4)
@@ -124,17 +135,43 @@ def particle_roots(
     return sample.particles, sample.own_reach
 
 
+ROOTS = ("induced", "drawn")
+
+
 def particle_trunk_setting(
-    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0
+    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0,
+    roots: str = "induced",
 ) -> SparseSetting:
     """Steps 1–2: the sparse setting of one draw of particles."""
     particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed)
+    return setting_from_particles(loaded, particles, own, root_move, depth, roots)
+
+
+def setting_from_particles(
+    loaded: LoadedGame, particles: list[tuple[int, ...]], own: np.ndarray, root_move: int, depth: int, roots: str = "induced"
+) -> SparseSetting:
+    """Step 2: the chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
+
+    particles: k distinct histories at `root_move`; own: [k, 2] each player's own reach of each.
+    """
+    if roots not in ROOTS:
+        raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
+    if roots == "induced":
+        drawn = build_particle_tree(loaded, particles, depth_limit=depth)
+        at = find_histories(drawn, particles)
+        infostates = tuple(np.unique(drawn.infostate[at, n]) for n in (0, 1))
+        sigma = [np.zeros(drawn.num_infostates(n)) for n in (0, 1)]
+        for n in (0, 1):
+            sigma[n][drawn.infostate[at, n]] = own[:, n]
+        joined = induced_histories(loaded, drawn, infostates)
+        particles = joined.paths
+        own = np.stack([sigma[n][infostates[n][joined.pairs[:, n]]] for n in (0, 1)], axis=1)
     order = sorted(range(len(particles)), key=lambda k: particles[k])
     particles, own = [particles[k] for k in order], own[order]
     tree = build_particle_tree(loaded, particles)
-    roots = find_histories(tree, particles)
-    weights = tree.chance_reach[roots] * own[:, 0] * own[:, 1]
-    return particle_setting(tree, roots, weights, own, root_move, depth)
+    histories = find_histories(tree, particles)
+    weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
+    return particle_setting(tree, histories, weights, own, root_move, depth)
 
 
 def run_particle_sweep(
@@ -148,18 +185,21 @@ def run_particle_sweep(
     iterations: int = DEFAULT_ITERATIONS,
     reference_seed: int = 0,
     policies: list[dict] | None = None,
+    roots: str = "induced",
 ) -> list[ParticleRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
     evaluators: name -> (setting -> make_evaluator(trunk), game_root_convention).
     policies: if a list, one `trunk_policy` record per (K, seed) is appended to it (step 5).
+    roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
     """
     rows = []
     for k in draws:
         for seed in seeds:
             start = time.perf_counter()
-            setting = particle_trunk_setting(loaded, root_move, depth, k, seed, reference, reference_seed)
-            size = (setting.num_histories, setting.tree.num_histories)
+            particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed)
+            setting = setting_from_particles(loaded, particles, own, root_move, depth, roots)
+            size = (len(particles), setting.num_histories, setting.tree.num_histories)
             normal = particle_setting(setting.tree, setting.histories, setting.weights / setting.weights.sum(),
                                       setting.own_reach, root_move, depth)
             uniform = uniform_exploitability(normal).exploitability
@@ -228,7 +268,7 @@ def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, r
 
 
 def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
-    """Per (evaluator, K): runs, distinct particles (mean), exploitability mean and standard deviation."""
+    """Per (evaluator, K): runs, distinct particles and root histories (means), exploitability mean and std."""
     table = []
     for name in dict.fromkeys(r.evaluator for r in rows):
         for k in dict.fromkeys(r.draws for r in rows):
@@ -239,6 +279,7 @@ def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
                 "draws": k,
                 "runs": len(mine),
                 "particles_mean": float(np.mean([r.particles for r in mine])),
+                "roots_mean": float(np.mean([r.roots for r in mine])),
                 "exploitability_mean": float(values.mean()),
                 "exploitability_std": float(values.std()),
                 "seconds_mean": float(np.mean([r.seconds for r in mine])),

@@ -7,7 +7,7 @@ from pvf.datasets.targets import LeafSolver
 from pvf.evaluation.induced_targets import InducedPBSEvaluator
 from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep
 from pvf.games.loading import load_game
-from pvf.solvers.evaluators import CFRTargetEvaluator
+from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk
 from tests.conftest import GOOF5, cached_tree
 
@@ -16,7 +16,7 @@ def test_values_are_the_enumerated_solvers_on_each_leafs_induced_pbs():
     """Random leaf beliefs: every leaf infostate's value equals the enumerated solver's (LeafSolver on the full
     public tree, beliefs zero on infostates without a particle) for the same infostate string."""
     loaded = load_game(GOOF5)
-    setting = particle_trunk_setting(loaded, 2, 3, draws=16, seed=2, reference=SamplingConfig())
+    setting = particle_trunk_setting(loaded, 2, 3, draws=16, seed=2, reference=SamplingConfig(), roots="drawn")
     trunk = sparse_trunk(setting, select_histories(setting, fraction=1.0))
     evaluator = InducedPBSEvaluator(loaded, trunk, iterations=100)
     restricted = CFRTargetEvaluator(trunk, 100).leaves.game
@@ -52,7 +52,25 @@ def test_one_particle_covers_its_leaves_so_it_is_the_restricted_target():
         "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
         "induced": (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True),
     }
-    rows = run_particle_sweep(loaded, 2, 3, [1], [0, 1, 2], evaluators, iterations=50)
+    rows = run_particle_sweep(loaded, 2, 3, [1], [0, 1, 2], evaluators, iterations=50, roots="drawn")
     by = {(r.evaluator, r.seed): r.exploitability for r in rows}
     for seed in (0, 1, 2):
         assert abs(by[("induced", seed)] - by[("restricted", seed)]) < 1e-9
+
+
+def test_induced_roots_make_the_leaf_pbss_the_trunks_own_leaves():
+    """Rooted at the PBS the particles induce, every leaf PBS is the trunk's own leaf subgame: the induced-PBS
+    evaluator (what a perfect particle network gives) is CFR+ on the trunk's leaves, so both give the same figure,
+    and it is near the exact oracle's."""
+    loaded = load_game(GOOF5)
+    evaluators = {
+        "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
+        "induced": (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True),
+        "oracle": (lambda setting: ExactEvaluator, False),
+    }
+    rows = run_particle_sweep(loaded, 2, 3, [16], [0, 2], evaluators, iterations=50)
+    by = {(r.evaluator, r.seed): r for r in rows}
+    for seed in (0, 2):
+        assert by[("induced", seed)].roots > by[("induced", seed)].particles  # the root holds undrawn histories
+        assert abs(by[("induced", seed)].exploitability - by[("restricted", seed)].exploitability) < 1e-9
+        assert by[("induced", seed)].exploitability < 0.1 * by[("uniform", seed)].exploitability
