@@ -19,12 +19,13 @@ move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
 Games beyond the public tree's cap (`pvf.games.paper.PARTICLE_GAMES`:
 goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig4`):
   1. a particle dataset at the trunk's depth (K = 32 particles per sample,
-     `particles` samples: default the game's, 600), seed = the first seed;
-  2. one particle network trained on it (`particle_steps`, default 2,000,
+     `particles` samples: default the game's, 4,000 for Goofspiel-8 and
+     8,000 for Goofspiel-13), seed = the first seed;
+  2. one particle network trained on it (`particle_steps`, default 4,000,
      the weights of the lowest validation loss kept), no trunk measured:
      one Lightning run (`train_value_function`), not an ensemble;
   3. the particle-trunk sweep (`pvf.evaluation.particle_sweep`) over K
-     (default 1, 4, 16, 64, 256) and the seeds (reference trunk ids),
+     (default 1, 4, 16; Goofspiel-13 also 64) and the seeds (reference trunk ids),
      uniform against the oracle and the network: `fig4-<game>.csv`,
      `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
 File names carry the parameters that make them (trunks, CFR+ iterations,

@@ -58,8 +58,9 @@ class ParticleGame:
 
     root_move, depth: the particle trunk (the network is trained on particle data at `depth`).
     particles: K histories per dataset sample. trunks, max_steps: the default
-        dataset size and training length (small: minutes on one core).
-    draws: the sweep's K (particle draws at the root public state).
+        dataset size and training length (tens of minutes on one core).
+    draws: the sweep's K (particle draws at the root public state; the induced
+        root grows like K², so the exact LP bounds them).
     model_args: the particle network's sizes (`pvf.valuefn.particle.Particle`).
     """
 
@@ -68,17 +69,19 @@ class ParticleGame:
     root_move: int
     depth: int
     particles: int = 32
-    trunks: int = 600
-    max_steps: int = 2000
-    draws: tuple[int, ...] = (1, 4, 16, 64, 256)
-    model_args: tuple[tuple[str, Any], ...] = (("basis_hidden_width", 128), ("regression_hidden_width", 256))
+    trunks: int = 4000
+    max_steps: int = 4000
+    draws: tuple[int, ...] = (1, 4, 16)
+    model_args: tuple[tuple[str, Any], ...] = (
+        ("basis_hidden_width", 64), ("regression_hidden_width", 128), ("regression_layers", 3),
+    )
 
 
 PARTICLE_GAMES = {
     g.name: g
     for g in (
         ParticleGame("goofspiel8", ALIASES["goofspiel8"], root_move=4, depth=5),
-        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10),
+        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10, trunks=8000, draws=(1, 4, 16, 64)),
     )
 }
 
