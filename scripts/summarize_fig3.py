@@ -1,6 +1,6 @@
 """Window statistics of a `pvf reproduce fig3` CSV: the numbers docs/results.md quotes.
 
-    python scripts/summarize_fig3.py docs/figures/reproduce/fig3-leduc.csv [--skip 8] [--last 16] [--json]
+    python scripts/summarize_fig3.py docs/figures/reproduce/fig3-leduc.csv [--skip 8] [--last 16] [--every N] [--json]
 
 Single trunk-exploitability measurements move a lot between neighbouring
 checkpoints at a constant learning rate, so each seed's curve is first
@@ -37,13 +37,16 @@ import numpy as np
 WINDOWS = ("second_half", "last_k", "last", "best", "train_mse_end")
 
 
-def read_curves(path: str | Path) -> dict[str, dict[int, dict[str, np.ndarray]]]:
-    """architecture -> seed -> {"step", "epoch", "expl", "loss"}: arrays [M] sorted by step."""
+def read_curves(path: str | Path, every: int = 1) -> dict[str, dict[int, dict[str, np.ndarray]]]:
+    """architecture -> seed -> {"step", "epoch", "expl", "loss"}: arrays [M] sorted by step.
+
+    every: keep only measurements at multiples of this many steps (a coarser interval from a finer run).
+    """
     curves: dict[str, dict[int, list[tuple[int, int, float, float]]]] = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             point = (int(row["step"]), int(row["epoch"]), float(row["trunk_exploitability"]), float(row["train_loss"]))
-            if np.isfinite(point[2]):
+            if np.isfinite(point[2]) and point[0] % every == 0:
                 curves.setdefault(row["architecture"], {}).setdefault(int(row["seed"]), []).append(point)
     return {
         arch: {
@@ -186,9 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--other", default="particle", help="architecture B of the ratios B/A")
     parser.add_argument("--last", type=int, default=16, help="measurements in the last-k window")
     parser.add_argument("--skip", type=int, default=8, help="first measurements left out of the same-seed comparison")
+    parser.add_argument("--every", type=int, default=1, help="only measurements at multiples of this many steps "
+                        "(e.g. 1024 on an every-64 run: does the coarser interval give the same windows?)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    summary = summarize(read_curves(args.csv), args.reference, args.other, args.last, args.skip)
+    summary = summarize(read_curves(args.csv, args.every), args.reference, args.other, args.last, args.skip)
     print(json.dumps(summary, indent=1) if args.json else markdown(summary, args.last))
     return 0
 

@@ -70,3 +70,14 @@ def test_docs_quote_the_committed_leduc_figures():
         half = summary["architectures"][arch]["second_half"]
         assert f"{half['mean']:.3f} ± {half['std']:.3f}" in text
     assert f"{summary['comparison']['ratio']['second_half']:.2f}" in text
+
+
+def test_every_keeps_the_coarser_intervals_measurements(curves_csv):
+    """--every 20 on a run measured every 10 steps: steps 0 and 20 only; the windows follow from those."""
+    curves = summarize_fig3.read_curves(curves_csv, every=20)
+    for arch, seeds in CURVES.items():
+        for seed, values in seeds.items():
+            assert list(curves[arch][seed]["step"]) == [0, 20]
+            assert list(curves[arch][seed]["expl"]) == [values[0], values[2]]
+    summary = summarize_fig3.summarize(curves, last_k=1, skip=0)
+    assert summary["architectures"]["particle"]["last"]["mean"] == pytest.approx(statistics.mean([0.5, 0.6]))
