@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import signal
 import sys
 
 import pvf
+from pvf import interrupts
 from pvf.errors import PvfError
 
 # name -> module under pvf.commands; each module has add_parser() and run()
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return train_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _interrupt)  # clean up (temporary files, locks) as on Ctrl-C
+    interrupts.install()  # SIGTERM cleans up (temporary files, locks) as Ctrl-C does
     try:
         return int(args.func(args) or 0)
     except PvfError as exc:
@@ -54,10 +54,6 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
         return 1
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from pvf.datasets.spec import GenerationSpec
 from pvf.datasets import schema
 from pvf.datasets.tasks import SampleLayout, Task, context, plan_tasks
 from pvf.datasets.writer import join_shards, shard_matches, shard_values_valid, write_shard
+from pvf import interrupts
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
@@ -149,6 +150,7 @@ def _generate(
             with disk_errors(parts, resume):
                 write_shard(shard_path(parts, task), task, arrays)
             bar.update(arrays.num_samples)
+            interrupts.check()
             made += arrays.num_samples
     shards = [shard_path(parts, t) for t in tasks]
     _check_free_space(out, shards, resume)

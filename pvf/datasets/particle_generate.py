@@ -41,6 +41,7 @@ from pvf.datasets.particle_tasks import ParticleShard, feature_fields, solve_sam
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.tasks import Task, plan_tasks
 from pvf.datasets.writer import atomic_h5
+from pvf import interrupts
 from pvf.errors import PvfError
 from pvf.games.features import OBSERVER, FeatureTables
 
@@ -89,6 +90,7 @@ def generate_particles(
             _write_shard(shard_path(parts, task), task, shard)
             bar.update(shard.num_samples)
             made += shard.num_samples
+            interrupts.check()
     _join(out, [shard_path(parts, t) for t in tasks], spec)
     shutil.rmtree(parts)
     seconds = time.perf_counter() - start
