@@ -158,7 +158,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
-    from pvf.evaluation.induced_targets import InducedPBSEvaluator
+    from pvf.evaluation.induced_targets import induced_pbs_evaluator
     from pvf.solvers.evaluators import ExactEvaluator
 
     require_positive(args, "iterations")
@@ -175,7 +175,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
-        evaluators["targets"] = (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True)
+        evaluators["targets"] = (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True)
     for path in args.network:
         network = load_network(path, loaded.game_string, args.depth)
         if network.architecture == "positional":

@@ -53,7 +53,7 @@ from pvf.datasets.tasks import SampleColumns, Task
 from pvf.errors import PvfError
 from pvf.games import features as feat
 from pvf.games.loading import LoadedGame, load_game
-from pvf.games.induced_pbs import induced_histories
+from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
@@ -176,12 +176,10 @@ def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree
         own.append(per_infostate)
     if spec.subgame == "drawn":
         return tree, roots, tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1], own
-    infostates = tuple(np.unique(tree.infostate[roots, n]) for n in (0, 1))
-    joined = induced_histories(loaded, tree, infostates)
-    induced = build_particle_tree(loaded, joined.paths, max_histories=spec.max_histories)
-    joined_roots = find_histories(induced, joined.paths)
-    sigma = [np.array([own[n][tree.infostate_strings[n][s]][0] for s in infostates[n]]) for n in (0, 1)]
-    weights = induced.chance_reach[joined_roots] * sigma[0][joined.pairs[:, 0]] * sigma[1][joined.pairs[:, 1]]
+    paths, reach = induced_roots(loaded, tree, roots, sample.own_reach)
+    induced = build_particle_tree(loaded, paths, max_histories=spec.max_histories)
+    joined_roots = find_histories(induced, paths)
+    weights = induced.chance_reach[joined_roots] * reach[:, 0] * reach[:, 1]
     return induced, joined_roots, weights, own
 
 

@@ -5,8 +5,9 @@ is CFR+ on the PBS the particles induce: every history joining two
 infostates that carry belief (`pvf.games.induced_pbs`). At the leaves of a
 particle trunk (`pvf.evaluation.particle_sweep`) a particle value function
 is asked exactly that for each leaf public state, with the beliefs the trunk
-iterate gives its leaf infostates. `InducedPBSEvaluator` answers by solving
-those PBSs:
+iterate gives its leaf infostates. `induced_pbs_evaluator` answers by solving
+those PBSs with `CFRTargetEvaluator`, handed these leaf subgames instead of
+the trunk's own:
   1. Once per trunk: for each leaf public state, the histories joining two
      of its leaf infostates; one tree of all of them (`build_particle_tree`),
      a chance node over them weighing their chance reach π_c(h), and the
@@ -27,32 +28,31 @@ import numpy as np
 from pvf.games.induced_pbs import induced_histories
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
-from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.trunk_solver import Trunk
 
 
-class InducedPBSEvaluator:
-    """CFR+ (`iterations`) on the PBS each leaf public state's beliefs induce (module docstring)."""
+def induced_pbs_evaluator(game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average") -> CFRTargetEvaluator:
+    """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring)."""
+    return CFRTargetEvaluator(trunk, iterations, target, leaves=induced_leaf_subgames(game, trunk))
 
-    def __init__(self, game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average"):
-        tree = trunk.tree
-        leaf = trunk.game.leaf_infostates
-        public = [tree.public_state[tree.infostate_history[n][leaf[n]]] for n in (0, 1)]
-        paths = []
-        for state in np.unique(public[0]):
-            paths += induced_histories(game, tree, (leaf[0][public[0] == state], leaf[1][public[1] == state])).paths
-        induced = build_particle_tree(game, paths)
-        roots = find_histories(induced, paths)
-        columns = []
-        for n in (0, 1):
-            index = {s: i for i, s in enumerate(induced.infostate_strings[n])}
-            columns.append(np.array([index[tree.infostate_strings[n][j]] for j in leaf[n]], dtype=np.int64))
-        self.leaves = LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
-        self.iterations = iterations
-        self.current = target == "current"
 
-    def __call__(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Leaf beliefs ([B, J1], [B, J2], game-root convention) -> counterfactual values of the same shapes."""
-        result = cfr_plus(self.leaves.game, self.iterations, root_beliefs=self.leaves.root_beliefs(b1, b2))
-        return self.leaves.scatter(*(result.current_root_values if self.current else result.root_values))
+def induced_leaf_subgames(game: LoadedGame, trunk: Trunk) -> LeafSubgames:
+    """Step 1: one chance node over every history joining two leaf infostates of one leaf public state.
+
+    Columns are the trunk's leaf infostates (`trunk.game.leaf_infostates`), found in the new tree by string.
+    """
+    tree = trunk.tree
+    leaf = trunk.game.leaf_infostates
+    public = [tree.public_state[tree.infostate_history[n][leaf[n]]] for n in (0, 1)]
+    paths = []
+    for state in np.unique(public[0]):
+        paths += induced_histories(game, tree, (leaf[0][public[0] == state], leaf[1][public[1] == state])).paths
+    induced = build_particle_tree(game, paths)
+    roots = find_histories(induced, paths)
+    columns = []
+    for n in (0, 1):
+        index = {s: i for i, s in enumerate(induced.infostate_strings[n])}
+        columns.append(np.array([index[tree.infostate_strings[n][j]] for j in leaf[n]], dtype=np.int64))
+    return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))

@@ -64,7 +64,7 @@ from pvf.datasets.particle_sampling import MAX_PLAYS, play_to_depth, sample_part
 from pvf.datasets.sampling import SamplingConfig
 from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
-from pvf.games.induced_pbs import induced_histories
+from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.cfr_plus import LeafEvaluator
@@ -158,14 +158,7 @@ def setting_from_particles(
         raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
     if roots == "induced":
         drawn = build_particle_tree(loaded, particles, depth_limit=depth)
-        at = find_histories(drawn, particles)
-        infostates = tuple(np.unique(drawn.infostate[at, n]) for n in (0, 1))
-        sigma = [np.zeros(drawn.num_infostates(n)) for n in (0, 1)]
-        for n in (0, 1):
-            sigma[n][drawn.infostate[at, n]] = own[:, n]
-        joined = induced_histories(loaded, drawn, infostates)
-        particles = joined.paths
-        own = np.stack([sigma[n][infostates[n][joined.pairs[:, n]]] for n in (0, 1)], axis=1)
+        particles, own = induced_roots(loaded, drawn, find_histories(drawn, particles), own)
     order = sorted(range(len(particles)), key=lambda k: particles[k])
     particles, own = [particles[k] for k in order], own[order]
     tree = build_particle_tree(loaded, particles)

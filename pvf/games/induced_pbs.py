@@ -10,8 +10,9 @@ sees only (σ, features) per infostate can only learn the values of this
 PBS, so these are the histories particle targets are computed on.
 
 `induced_histories(game, tree, infostates)` finds them without the public
-tree: for each pair (s₁, s₂) of the given infostates it replays the game
-from the initial state, each player moving as on the particle history of
+tree (`induced_roots` does it for particles and their own reaches, and
+gives each history's reaches): for each pair (s₁, s₂) of the given
+infostates it replays the game from the initial state, each player moving as on the particle history of
 their own infostate, every chance outcome tried, and keeps the paths on
 which OpenSpiel's information-state strings are s₁'s for player 1 and s₂'s
 for player 2 (checked at every player's node, so wrong chance branches end
@@ -61,6 +62,25 @@ def induced_histories(
                 paths.append(path)
                 pairs.append((a, b))
     return InducedHistories(paths, np.array(pairs, dtype=np.int64).reshape(-1, 2))
+
+
+def induced_roots(
+    game: LoadedGame, tree: PublicTree, particles: np.ndarray, own_reach: np.ndarray
+) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The PBS that particles of one public state induce: its histories and their own reaches.
+
+    particles: [k] distinct tree histories; own_reach: [k, 2] each player's own reach σ_n of each
+    (the same for every particle of an infostate, by perfect recall).
+    Returns the histories joining two particle infostates (action sequences, `induced_histories`
+    order) and [H, 2] their own reaches (σ₁(s₁), σ₂(s₂)); a history weighs π_c(h)·σ₁(s₁)·σ₂(s₂).
+    """
+    infostates = tuple(np.unique(tree.infostate[particles, n]) for n in (0, 1))
+    sigma = [np.zeros(tree.num_infostates(n)) for n in (0, 1)]
+    for n in (0, 1):
+        sigma[n][tree.infostate[particles, n]] = own_reach[:, n]
+    joined = induced_histories(game, tree, infostates)
+    own = np.stack([sigma[n][infostates[n][joined.pairs[:, n]]] for n in (0, 1)], axis=1)
+    return joined.paths, own
 
 
 def _own_path(game: LoadedGame, tree: PublicTree, player: int, infostate: int) -> tuple[list[int], list[str | None]]:

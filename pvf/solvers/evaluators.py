@@ -92,10 +92,11 @@ class CFRTargetEvaluator:
 
     TARGETS = ("average", "current", "best_response")
 
-    def __init__(self, trunk: Trunk, iterations: int = 100, target: str = "average"):
+    def __init__(self, trunk: Trunk, iterations: int = 100, target: str = "average", leaves: LeafSubgames | None = None):
+        """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own)."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
-        self.leaves = _leaf_subgames(trunk)
+        self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.iterations = iterations
         self.target = target
 

@@ -1,10 +1,10 @@
-"""`InducedPBSEvaluator`: the PBS each leaf's particles induce, checked against the enumerated public tree."""
+"""`induced_pbs_evaluator`: the PBS each leaf's particles induce, checked against the enumerated public tree."""
 
 import numpy as np
 
 from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.targets import LeafSolver
-from pvf.evaluation.induced_targets import InducedPBSEvaluator
+from pvf.evaluation.induced_targets import induced_pbs_evaluator
 from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
@@ -18,7 +18,7 @@ def test_values_are_the_enumerated_solvers_on_each_leafs_induced_pbs():
     loaded = load_game(GOOF5)
     setting = particle_trunk_setting(loaded, 2, 3, draws=16, seed=2, reference=SamplingConfig(), roots="drawn")
     trunk = sparse_trunk(setting, select_histories(setting, fraction=1.0))
-    evaluator = InducedPBSEvaluator(loaded, trunk, iterations=100)
+    evaluator = induced_pbs_evaluator(loaded, trunk, iterations=100)
     restricted = CFRTargetEvaluator(trunk, 100).leaves.game
     assert len(evaluator.leaves.game.histories) > len(restricted.histories)  # the particles miss joined histories
     leaf = trunk.game.leaf_infostates
@@ -50,7 +50,7 @@ def test_one_particle_covers_its_leaves_so_it_is_the_restricted_target():
     loaded = load_game(GOOF5)
     evaluators = {
         "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
-        "induced": (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True),
+        "induced": (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True),
     }
     rows = run_particle_sweep(loaded, 2, 3, [1], [0, 1, 2], evaluators, iterations=50, roots="drawn")
     by = {(r.evaluator, r.seed): r.exploitability for r in rows}
@@ -65,7 +65,7 @@ def test_induced_roots_make_the_leaf_pbss_the_trunks_own_leaves():
     loaded = load_game(GOOF5)
     evaluators = {
         "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
-        "induced": (lambda setting: lambda trunk: InducedPBSEvaluator(loaded, trunk, 100), True),
+        "induced": (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True),
         "oracle": (lambda setting: ExactEvaluator, False),
     }
     rows = run_particle_sweep(loaded, 2, 3, [16], [0, 2], evaluators, iterations=50)
