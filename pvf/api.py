@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pvf import _API
 from pvf.datasets.generate import GenerationReport, generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.games.public_tree import build_public_tree
@@ -32,17 +33,7 @@ from pvf.solvers.tabular import TabularPolicy, to_tabular
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, solve_and_evaluate
 from pvf.solvers.trunk_solver import build_trunk as _build_trunk
 
-__all__ = [
-    "ConstantEvaluator",
-    "ExactEvaluator",
-    "Solution",
-    "build_trunk",
-    "generate_dataset",
-    "load_value_function",
-    "solve",
-    "solve_trunk",
-    "train_value_function",
-]
+__all__ = list(_API)  # the names `pvf` re-exports, listed once in pvf/__init__.py
 
 
 @dataclass(frozen=True)
