@@ -39,6 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--p-pure", type=float, default=None, help="trunk sampling: pure-action probability if not uniform (default 0.1)")
     p.add_argument("--p-keep", type=float, default=None, help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)")
     p.add_argument("--particles", type=int, default=None, metavar="K", help="particle dataset: one public state per trunk and K sampled histories of it, solved to the end of the game (no public tree; docs/hdf5_schema.md)")
+    p.add_argument("--rows", choices=("particles", "children"), default="particles",
+                   help="with --particles: a sample's rows are the particles' infostates at --depth (default), or every infostate one move "
+                        "below particles at --depth - 1, zero beliefs included, as a particle trunk's leaves are (pvf.datasets.particle_children)")
     p.add_argument("--max-histories", type=int, default=None,
                    help="size cap: the public tree's histories (default 2,000,000), or with --particles each particle subgame's (default 200,000)")
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
@@ -56,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
     if args.particles is not None:
         return _run_particles(args, SamplingConfig(**mix))
+    if args.rows != "particles":
+        raise PvfError("--rows applies to particle datasets; add --particles K")
     resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
     spec = GenerationSpec(
         game=args.game,
@@ -93,6 +98,7 @@ def _run_particles(args: argparse.Namespace, sampling) -> int:
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
         max_histories=args.max_histories,
+        rows=args.rows,
     )
     report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
     _print_report(report, args.json, f"particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}", show_rate=False)

@@ -93,7 +93,7 @@ def play_to_depth(loaded: LoadedGame, strategy: LazyTrunkStrategy, depth: int, r
     raise PvfError(f"{MAX_PLAYS} plays of the trunk strategy all ended before move {depth}; choose a smaller depth")
 
 
-def _continuations(node: _Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
+def continuations(node: _Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
     """Every way to advance one move of the original game: (actions, probability, own factors [2], node)."""
     out = []
     for a, p, who in _policy_probs(node, strategy):
@@ -138,7 +138,7 @@ def sample_particles(
         node, path, rho, own = _root_node(loaded), (), 1.0, np.ones(2)
         while len(path) < length:
             kept = [
-                c for c in _continuations(node, loaded, strategy)
+                c for c in continuations(node, loaded, strategy)
                 if len(path) + len(c[0]) <= length and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
             ]
             p = np.array([c[1] for c in kept])

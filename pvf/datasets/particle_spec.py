@@ -9,8 +9,12 @@ strategy `id`, and K particles of it (`pvf.datasets.particle_sampling`).
 targets solve: "induced" (default), the PBS the particles induce (every
 history joining two particle infostates, `pvf.games.induced_pbs`), or
 "drawn", the K drawn histories only (what files written before the
-attribute existed hold; they read as "drawn"). Workers and
-backend are not part of it.
+attribute existed hold; they read as "drawn"). `rows` says what a sample
+shows: "particles" (default), the particles' infostates at move `depth`, or
+"children", every infostate one move below K particles at move `depth` − 1,
+zero beliefs included: the shape of a particle trunk's leaf queries
+(`pvf.datasets.particle_children`; files without the attribute read as
+"particles"). Workers and backend are not part of it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from pvf.games.loading import canonical_game_string
 
 DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
 SUBGAMES = ("induced", "drawn")
+ROWS = ("particles", "children")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class ParticleSpec:
     particles: K, particle draws per sample.
     max_histories: refuse a sample whose particle subgame has more histories (the depth is too early).
     subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
+    rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
     """
 
     game: str
@@ -50,6 +56,7 @@ class ParticleSpec:
     task_size: int = DEFAULT_TASK_SIZE
     max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES
     subgame: str = "induced"
+    rows: str = "particles"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "game", canonical_game_string(self.game))
@@ -63,6 +70,9 @@ class ParticleSpec:
             (self.task_size >= 1, f"the task size must be at least 1, got {self.task_size}"),
             (self.max_histories >= 1, f"the history cap must be at least 1, got {self.max_histories}"),
             (self.subgame in SUBGAMES, f"the particle subgame must be one of {', '.join(SUBGAMES)}, got {self.subgame!r}"),
+            (self.rows in ROWS, f"particle rows must be one of {', '.join(ROWS)}, got {self.rows!r}"),
+            (self.rows == "particles" or self.subgame == "induced", "children rows are solved on the PBS they induce; use subgame 'induced'"),
+            (self.rows == "particles" or self.depth >= 2, f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -82,6 +92,7 @@ class ParticleSpec:
             "task_size": self.task_size,
             "max_histories": self.max_histories,
             "subgame": self.subgame,
+            "rows": self.rows,
         }
 
     @classmethod
@@ -99,6 +110,7 @@ class ParticleSpec:
                 task_size=int(attrs["task_size"]),
                 max_histories=int(attrs["max_histories"]),
                 subgame=str(attrs.get("subgame", "drawn")),
+                rows=str(attrs.get("rows", "particles")),
             )
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
             raise PvfError(f"unreadable particle generation parameters ({type(exc).__name__}: {exc})") from None

@@ -47,6 +47,7 @@ from functools import lru_cache
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.particle_children import SolvedRows, solve_children
 from pvf.datasets.particle_sampling import play_to_depth, sample_particles
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.tasks import SampleColumns, Task
@@ -130,32 +131,45 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
     loaded, observers = checked_game(spec.game)
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
-    history = play_to_depth(loaded, strategy, spec.depth, rng)
+    at = spec.depth - 1 if spec.rows == "children" else spec.depth
+    history = play_to_depth(loaded, strategy, at, rng)
     sample = sample_particles(loaded, strategy, history, spec.particles, rng)
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
         sample = sample_particles(loaded, strategy, history, spec.particles, rng)
+    if spec.rows == "children":
+        solved = solve_children(loaded, sample, strategy, spec.depth, spec.cfr_iterations, spec.max_histories, rng)
+    else:
+        solved = _solve_particle_rows(spec, loaded, sample)
+    public, private = sample_features(solved.tree, observers, solved.public_state, solved.infostates)
+    target = solved.target if spec.target == "average" else solved.target_current
+    width = max(p.shape[1] for p in private)
+    return {
+        "player": np.concatenate([np.full(len(solved.belief[n]), n, dtype=np.int8) for n in (0, 1)]),
+        "belief": np.concatenate(solved.belief),
+        "target": np.concatenate(target),
+        "target_current": np.concatenate(solved.target_current),
+        "mass": np.concatenate(solved.mass),
+        "private": np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]),
+        "slot": np.concatenate([np.arange(len(i), dtype=np.int32) for i in solved.infostates]),
+        "public": public,
+        "stats": (len(sample.particles), sample.dead, solved.tree.num_histories),
+    }
+
+
+def _solve_particle_rows(spec: ParticleSpec, loaded: LoadedGame, sample) -> SolvedRows:
+    """Steps 2–3 with rows="particles": the particles' own infostates; target = root cfv / σ_n."""
     tree, roots, weights, own = _subgame(spec, loaded, sample)
     game = build_sequence_game(tree, root_histories=roots, root_weights=weights)
     result = cfr_plus(game, spec.cfr_iterations)
-    rows = {"player": [], "belief": [], "target": [], "target_current": [], "mass": [], "private": []}
     infos = tuple(game.players[n].root_infostates for n in (0, 1))
-    public, private = sample_features(tree, observers, int(tree.public_state[roots[0]]), infos)
+    sigma, mass = [], []
     for n in (0, 1):
         keys = [tree.infostate_strings[n][i] for i in infos[n]]
-        sigma = np.array([own[n][key][0] for key in keys])
-        rows["player"].append(np.full(len(sigma), n, dtype=np.int8))
-        rows["belief"].append(sigma)
-        rows["target"].append((result.root_values if spec.target == "average" else result.current_root_values)[n][0] / sigma)
-        rows["target_current"].append(result.current_root_values[n][0] / sigma)
-        rows["mass"].append(np.array([own[n][key][1] for key in keys]))
-        rows["private"].append(private[n])
-    out = {k: np.concatenate(v) for k, v in rows.items() if k != "private"}
-    width = max(p.shape[1] for p in rows["private"])
-    out["private"] = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in rows["private"]])
-    out["slot"] = np.concatenate([np.arange(len(i), dtype=np.int32) for i in infos])
-    out["public"] = public
-    out["stats"] = (len(sample.particles), sample.dead, tree.num_histories)
-    return out
+        sigma.append(np.array([own[n][key][0] for key in keys]))
+        mass.append(np.array([own[n][key][1] for key in keys]))
+    values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
+    return SolvedRows(tree, int(tree.public_state[roots[0]]), infos, tuple(sigma), values(result.root_values),
+                      values(result.current_root_values), tuple(mass))
 
 
 def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:

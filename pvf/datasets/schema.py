@@ -52,6 +52,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "max_histories": int,
     "positional_infostates": int,
     "subgame": str,  # "induced" or "drawn" (ParticleSpec); files without it are "drawn"
+    "rows": str,  # "particles" or "children" (ParticleSpec); files without it are "particles"
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"

@@ -14,6 +14,7 @@ from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_generate import generate_particles, positional_inputs
 from pvf.datasets.layout import DataLayout
 from pvf.datasets.particle_spec import ParticleSpec
+from pvf.datasets.sampling import SamplingConfig
 from pvf.valuefn.registry import architecture
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.targets import LeafSolver
@@ -212,3 +213,26 @@ def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
             else:
                 differ += np.abs(targets - enumerated).max() > 1e-3
     assert covered >= 1 and differ >= 1
+
+
+@pytest.mark.parametrize("game, depth", [(GOOF5, 2), ("leduc_poker", 5)])
+def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path, game, depth):
+    """rows="children": every infostate one move below the particles' induced PBS, in one public state, with the
+    trunk strategy's beliefs (zeros included); each target is the enumerated solver's value of that infostate in
+    the PBS of those beliefs, so zero-belief rows carry their value against the opponent's belief."""
+    spec = replace(SPEC, game=game, depth=depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
+                   sampling=SamplingConfig(p_pure=0.5))
+    path = tmp_path / "children.h5"
+    generate_particles(spec, path, progress=False)
+    tree = cached_tree(spec.game)
+    full = build_feature_tables(tree)
+    zero = 0
+    with PBSDataset(path) as ds:
+        assert ParticleSpec.from_attrs(dict(ds.attrs)) == spec
+        for i in range(ds.num_samples):
+            targets, enumerated, _ = _enumerated_targets(tree, full, ds, i, depth, spec.cfr_iterations)
+            np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+            rows = slice(ds.offset[i], ds.offset[i + 1])
+            zero += int(np.sum(ds.belief[rows] == 0))
+            assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
+    assert zero >= 3

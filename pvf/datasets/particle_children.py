@@ -1,0 +1,127 @@
+"""Particle samples shaped like a particle trunk's leaf queries (`rows="children"`).
+
+A sparse particle trunk (`pvf.evaluation.particle_sweep`) asks its network,
+at each leaf public state one move below the root particles, about every
+leaf infostate that has a history in the trunk, with beliefs from the trunk
+iterate: mostly infostates the iterate does not play into (belief 0, about
+70% of the rows measured on Goofspiel-8), whose values drive the regrets of
+the actions not played. A `rows="particles"` sample shows the network only
+the particles' own infostates, every one with positive belief. This module
+builds samples the way the trunk builds its leaves, with the random trunk
+strategy in place of the iterate:
+  1. K particles of a public state at move D − 1 (drawn as for any particle
+     sample, `pvf.datasets.particle_sampling`) and the PBS they induce
+     (`pvf.games.induced_pbs.induced_roots`): the parents, with each
+     player's own reach σ_n.
+  2. Every one-move continuation of every parent (a Goofspiel round is both
+     bids), each player's belief in the child σ_n(parent)·π_n(own action),
+     zero where the trunk strategy does not play the action. The children
+     fall into a few public states (Goofspiel: who won the round); one is
+     drawn uniformly among those where both players have belief mass, as
+     the trunk asks about every leaf public state however likely.
+  3. The rows are all children's infostates of that public state, zero
+     beliefs included. Their targets are CFR+ on the PBS those infostates
+     induce (every history joining two of them, `induced_histories`), with
+     the beliefs at its roots (`pvf.solvers.leaf_subgames.LeafSubgames`,
+     as the sweep's "targets" column solves leaves,
+     `pvf.evaluation.induced_targets`): counterfactual values, own reach
+     excluded, so a zero-belief infostate's target is its value against the
+     opponent's belief (what its player's trunk regrets need).
+  4. `mass` is the importance-weighted estimate of each infostate's reach,
+     Σ over drawn particles k and their continuations c into it of w_k·p(c).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.particle_sampling import ParticleSample, continuations
+from pvf.games.induced_pbs import induced_histories, induced_roots
+from pvf.games.loading import LoadedGame
+from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.games.public_tree import PublicTree, _child, _root_node
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.leaf_subgames import LeafSubgames
+
+
+@dataclass(frozen=True, eq=False)
+class SolvedRows:
+    """One PBS's rows, solved.
+
+    tree: a tree holding the PBS's histories; public_state: its index there.
+    infostates: per player [J_n] tree infostates of the rows (player 1's, then player 2's).
+    belief, target, target_current, mass: per player [J_n].
+    """
+
+    tree: PublicTree
+    public_state: int
+    infostates: tuple[np.ndarray, np.ndarray]
+    belief: tuple[np.ndarray, np.ndarray]
+    target: tuple[np.ndarray, np.ndarray]
+    target_current: tuple[np.ndarray, np.ndarray]
+    mass: tuple[np.ndarray, np.ndarray]
+
+
+def solve_children(
+    loaded: LoadedGame,
+    sample: ParticleSample,
+    strategy: LazyTrunkStrategy,
+    depth: int,
+    cfr_iterations: int,
+    max_histories: int,
+    rng: np.random.Generator,
+) -> SolvedRows:
+    """Steps 1–4 for particles at move `depth` − 1; the rows are at move `depth`."""
+    parents_tree = build_particle_tree(loaded, sample.particles, depth_limit=depth)
+    parents, sigma = induced_roots(loaded, parents_tree, find_histories(parents_tree, sample.particles), sample.own_reach)
+    drawn = {path: k for k, path in enumerate(sample.particles)}
+    paths, beliefs, masses = [], [], []
+    for parent, own in zip(parents, sigma):
+        node = _root_node(loaded)
+        for a in parent:
+            node = _child(node, a, loaded.simultaneous)
+        for actions, p, factors, child in continuations(node, loaded, strategy):
+            if child.state.is_terminal():
+                continue
+            paths.append(parent + actions)
+            beliefs.append(own * factors)
+            masses.append(sample.weights[drawn[parent]] * p if parent in drawn else 0.0)
+    children_tree = build_particle_tree(loaded, paths, depth_limit=depth + 1)
+    histories = find_histories(children_tree, paths)
+    beliefs, masses = np.array(beliefs).reshape(-1, 2), np.array(masses)
+    public = children_tree.public_state[histories]
+    live = [s for s in np.unique(public) if all(beliefs[public == s, n].sum() > 0 for n in (0, 1))]
+    chosen = live[int(rng.integers(len(live)))]
+    mine = histories[public == chosen]
+    rows, belief, mass = [], [], []
+    for n in (0, 1):
+        infostate = children_tree.infostate[mine, n]
+        rows.append(np.unique(infostate))
+        b = np.zeros(children_tree.num_infostates(n))
+        b[infostate] = beliefs[public == chosen, n]
+        m = np.bincount(infostate, weights=masses[public == chosen], minlength=children_tree.num_infostates(n))
+        belief.append(b[rows[n]])
+        mass.append(m[rows[n]])
+    joined = induced_histories(loaded, children_tree, (rows[0], rows[1]))
+    tree = build_particle_tree(loaded, joined.paths, max_histories=max_histories)
+    roots = find_histories(tree, joined.paths)
+    columns = []
+    for n in (0, 1):
+        index = {s: i for i, s in enumerate(tree.infostate_strings[n])}
+        columns.append(np.array([index[children_tree.infostate_strings[n][j]] for j in rows[n]], dtype=np.int64))
+    leaves = LeafSubgames(tree, roots, tree.chance_reach[roots], (columns[0], columns[1]))
+    result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]))
+    average = leaves.scatter(*result.root_values)
+    current = leaves.scatter(*result.current_root_values)
+    return SolvedRows(
+        tree=tree,
+        public_state=int(tree.public_state[roots[0]]),
+        infostates=(columns[0], columns[1]),
+        belief=(belief[0], belief[1]),
+        target=(average[0][0], average[1][0]),
+        target_current=(current[0][0], current[1][0]),
+        mass=(mass[0], mass[1]),
+    )
