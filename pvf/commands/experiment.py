@@ -72,6 +72,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
     part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
+    part.add_argument("--exact-up-to", type=int, default=None, metavar="H",
+                      help="restricted games of up to H histories get the exact LP (default 200,000); larger ones a certified upper "
+                      "bound (CFR+ with the trunk frozen and exact best responses, pvf.solvers.trunk_bound) and no oracle")
+    part.add_argument("--bound-iterations", type=int, default=None,
+                      help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)")
+    part.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     part.add_argument("--out", type=Path, default=Path("runs/particle-trunks"), help="output folder")
     part.add_argument("--save-policy", type=Path, metavar="FILE.json", help="also write every run's restricted game "
                       "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings")
@@ -154,7 +160,9 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.evaluation.networks import load_network
-    from pvf.evaluation.particle_sweep import UNIFORM, check_trunk, plot_particle_sweep, run_particle_sweep, summarize, write_policy_file
+    from pvf.evaluation.particle_sweep import (DEFAULT_EXACT_HISTORIES, UNIFORM, check_trunk, plot_particle_sweep, run_particle_sweep,
+                                               summarize, write_policy_file)
+    from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
@@ -162,6 +170,10 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.solvers.evaluators import ExactEvaluator
 
     require_positive(args, "iterations")
+    exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
+    bound_iterations = DEFAULT_BOUND_ITERATIONS if args.bound_iterations is None else args.bound_iterations
+    if exact_up_to < 0 or bound_iterations < 1:
+        raise PvfError(f"--exact-up-to must be >= 0 and --bound-iterations >= 1, got {exact_up_to} and {bound_iterations}")
     try:
         draws = [int(k) for k in args.draws.split(",")]
         seeds = [int(s) for s in args.seeds.split(",")]
@@ -189,7 +201,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
-                              policies=policies, roots=args.roots)
+                              policies=policies, roots=args.roots, exact_up_to=exact_up_to, bound_iterations=bound_iterations)
     args.out.mkdir(parents=True, exist_ok=True)  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
@@ -198,15 +210,22 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     plot_particle_sweep(table, str(args.out / f"fig4-{name}.png"),
                         f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference, {args.roots} roots")
     need = positional_inputs(loaded.game_string, args.depth)
+    if policies is not None:
+        write_policy_file(args.save_policy, loaded.game_string, args.root_move, args.depth, args.reference, policies)
+    if args.json:
+        print(json.dumps({"game": loaded.game_string, "root_move": args.root_move, "depth": args.depth, "reference": args.reference,
+                          "roots": args.roots, "positional_inputs": need, "points": table, "csv": str(args.out / f"fig4-{name}.csv"),
+                          "policy": None if args.save_policy is None else str(args.save_policy)}))
+        return 0
     print(f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, roots {args.roots}, seeds {args.seeds}")
     if need:
         print(f"a positional value function at move {args.depth} would need at least {need:,} infostate inputs")
-    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'roots':>7} {'NashConv':>12} {'std':>10} {'s/run':>7}")
+    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'roots':>7} {'NashConv':>12} {'std':>10} {'s/run':>7}  measure")
     for r in table:
+        bound = f" (gap <= {r['gap_max']:.4f})" if r["measure"] != "exact" else ""
         print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['roots_mean']:>7.1f} {r['exploitability_mean']:>12.5f} "
-              f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}")
+              f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}  {r['measure']}{bound}")
     if policies is not None:
-        write_policy_file(args.save_policy, loaded.game_string, args.root_move, args.depth, args.reference, policies)
         print(f"wrote {args.save_policy}")
     print(f"wrote {args.out}/fig4-{name}.csv, -runs.csv and .png")
     return 0

@@ -33,6 +33,12 @@ a seed s:
      the particle-restricted game (the chance node of step 2, solved to the
      end of the game) with the weights divided by Σ w: the
      game whose chance node draws the particles with probabilities w / Σ w.
+     Where that game has more than `exact_up_to` histories (the LP no longer
+     fits: Goofspiel-8 from K = 64 on) the figure is instead the certified
+     upper bound of `pvf.solvers.trunk_bound` (CFR+ with the trunk frozen,
+     exact best responses), and the row says so (`measure`, with the
+     bound's duality gap); evaluators that solve LPs at the leaves (the
+     oracle) are skipped there.
      The reaches of deep histories are tiny (10⁻¹⁰ at move 9 of 13 cards),
      and unnormalised the LP's figures would sink below its tolerances.
      Exploitability is linear in the weights; CFR+ is invariant to their
@@ -72,15 +78,19 @@ from pvf.solvers.particle_trunks import particle_setting
 from pvf.solvers.sparse_trunks import (
     ScaledEvaluator,
     SparseSetting,
+    evaluation_strategies,
     leaf_scales,
     select_histories,
     sparse_exploitability,
     sparse_trunk,
     uniform_exploitability,
 )
+from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS, trunk_exploitability_bounds
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, solve_trunk
 
 UNIFORM = SamplingConfig(p_uniform=1.0)
+DEFAULT_EXACT_HISTORIES = 200_000  # the restricted game's size up to which the exploitability LP is used
+EXACT, BOUND = "exact", "upper bound"
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,8 @@ class ParticleRow:
     evaluator: str
     exploitability: float  # with the weights normalised to sum 1 (step 4)
     seconds: float
+    measure: str = EXACT  # "exact" (LP) or "upper bound" (pvf.solvers.trunk_bound)
+    gap: float = 0.0  # the bound's duality gap: the exploitability lies in [exploitability − gap, exploitability]
 
 
 def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:
@@ -179,12 +191,17 @@ def run_particle_sweep(
     reference_seed: int = 0,
     policies: list[dict] | None = None,
     roots: str = "induced",
+    exact_up_to: int = DEFAULT_EXACT_HISTORIES,
+    bound_iterations: int = DEFAULT_BOUND_ITERATIONS,
+    lp_leaves: frozenset[str] = frozenset({"oracle"}),
 ) -> list[ParticleRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
     evaluators: name -> (setting -> make_evaluator(trunk), game_root_convention).
     policies: if a list, one `trunk_policy` record per (K, seed) is appended to it (step 5).
     roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
+    exact_up_to: restricted games with more histories get the certified bound (`bound_iterations`) instead of the LP.
+    lp_leaves: evaluators that solve LPs at the leaves, skipped where the bound is used.
     """
     rows = []
     for k in draws:
@@ -195,11 +212,16 @@ def run_particle_sweep(
             size = (len(particles), setting.num_histories, setting.tree.num_histories)
             normal = particle_setting(setting.tree, setting.histories, setting.weights / setting.weights.sum(),
                                       setting.own_reach, root_move, depth)
-            uniform = uniform_exploitability(normal).exploitability
-            rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start))
+            exact = setting.tree.num_histories <= exact_up_to
+            measure = lambda trunk, strategies: _measure(normal, trunk, strategies, exact, bound_iterations)  # noqa: E731
+            empty = tuple(np.full(p.num_sequences, np.nan) for p in normal.evaluation.game.players)
+            uniform, how, gap = measure(normal.evaluation, empty)
+            rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start, how, gap))
             kept = select_histories(setting, fraction=1.0)
             record = restricted_game(normal, k, seed, uniform)
             for name, (factory, game_root) in evaluators.items():
+                if not exact and name in lp_leaves:
+                    continue
                 start = time.perf_counter()
                 solve = setting if game_root else normal
                 trunk = sparse_trunk(solve, kept)
@@ -207,12 +229,22 @@ def run_particle_sweep(
                 if game_root:
                     evaluator = ScaledEvaluator(evaluator, leaf_scales(solve, trunk))
                 strategies = solve_trunk(trunk, evaluator, iterations)
-                value = sparse_exploitability(normal, trunk, strategies).exploitability
-                rows.append(ParticleRow(loaded.game_string, k, seed, *size, name, value, time.perf_counter() - start))
-                record["evaluators"][name] = {"exploitability": value, "policy": trunk_policy(trunk, strategies)}
+                value, how, gap = measure(trunk, strategies)
+                rows.append(ParticleRow(loaded.game_string, k, seed, *size, name, value, time.perf_counter() - start, how, gap))
+                record["evaluators"][name] = {"exploitability": value, "measure": how, "policy": trunk_policy(trunk, strategies)}
             if policies is not None:
                 policies.append(record)
     return rows
+
+
+def _measure(setting: SparseSetting, trunk: Trunk, strategies, exact: bool, bound_iterations: int) -> tuple[float, str, float]:
+    """(exploitability, "exact", 0) by LP, or (certified upper bound, "upper bound", its duality gap)."""
+    if exact:
+        return sparse_exploitability(setting, trunk, strategies).exploitability, EXACT, 0.0
+    ev = setting.evaluation
+    bound = trunk_exploitability_bounds(ev.full, evaluation_strategies(setting, trunk, strategies), ev.masks,
+                                        ev.root_beliefs, bound_iterations)
+    return bound.upper, BOUND, bound.gap
 
 
 def restricted_game(setting: SparseSetting, draws: int, seed: int, uniform: float) -> dict:
@@ -275,6 +307,8 @@ def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
                 "roots_mean": float(np.mean([r.roots for r in mine])),
                 "exploitability_mean": float(values.mean()),
                 "exploitability_std": float(values.std()),
+                "measure": " / ".join(sorted({r.measure for r in mine})),
+                "gap_max": float(max(r.gap for r in mine)),
                 "seconds_mean": float(np.mean([r.seconds for r in mine])),
             })
     return table

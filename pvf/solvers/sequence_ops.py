@@ -7,7 +7,8 @@ player's sequence tree each primitive is one gather or one `reduceat`:
   - realization_plan: top-down, x[σ] = x[parent(σ)] · π(σ).
   - expected_values / best_response_values: bottom-up, an infostate's value
     is the π-weighted (or maximal) value of its sequences, added into its
-    parent sequence's value.
+    parent sequence's value; constrained_best_response_values mixes the
+    two (π-weighted at infostates held to π, maximal elsewhere).
 """
 
 from __future__ import annotations
@@ -105,3 +106,17 @@ def best_response_values(seqs: PlayerSequences, q: np.ndarray) -> tuple[np.ndarr
         choice[lv.info_lo : lv.info_hi] = np.minimum.reduceat(masked, lv.starts, axis=0)
         _add_to_parents(q, lv, v)
     return q, choice
+
+
+def constrained_best_response_values(seqs: PlayerSequences, q: np.ndarray, frozen: np.ndarray, strat: np.ndarray) -> np.ndarray:
+    """The best response that must play `strat` at `frozen` infostates, in place; returns q.
+
+    q: [S, B] immediate values on entry, values on exit; frozen: [I] bool;
+    strat: [S, B] behaviour strategy, read at frozen infostates only.
+    """
+    for lv in reversed(seqs.levels):
+        block = q[lv.seq_lo : lv.seq_hi]
+        best = np.maximum.reduceat(block, lv.starts, axis=0)
+        held = np.add.reduceat(strat[lv.seq_lo : lv.seq_hi] * block, lv.starts, axis=0)
+        _add_to_parents(q, lv, np.where(frozen[lv.info_lo : lv.info_hi, None], held, best))
+    return q

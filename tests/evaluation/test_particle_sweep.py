@@ -43,3 +43,30 @@ def test_command_writes_csv_and_png(tmp_path, capsys):
     assert rc == 0
     assert (tmp_path / "fig4-goofspiel5.csv").exists() and (tmp_path / "fig4-goofspiel5.png").exists()
     assert "at least 27 infostate inputs" in capsys.readouterr().out
+
+
+def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
+    """With exact_up_to = 0 every row is the bound of pvf.solvers.trunk_bound: above the LP's exact figure by at
+    most its reported gap; the oracle (LPs at the leaves) is skipped there."""
+    loaded = load_game(GOOF5)
+    evaluators = {"oracle": (lambda s: ExactEvaluator, False),
+                  "exact leaves": (lambda s: ExactEvaluator, False)}
+    exact = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30)
+    bound = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000,
+                               lp_leaves=frozenset({"oracle"}))
+    assert {r.measure for r in exact} == {"exact"} and {r.measure for r in bound} == {"upper bound"}
+    assert {r.evaluator for r in bound} == {"uniform", "exact leaves"}
+    lp = {(r.evaluator, r.seed): r.exploitability for r in exact}
+    for r in bound:
+        assert lp[(r.evaluator, r.seed)] - 1e-9 <= r.exploitability <= lp[(r.evaluator, r.seed)] + r.gap + 1e-9
+        assert r.gap < 0.01
+
+
+def test_command_prints_json(tmp_path, capsys):
+    import json
+
+    rc = main(["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "2",
+               "--seeds", "0", "--no-oracle", "--exact-up-to", "0", "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["positional_inputs"] == 27 and out["points"][0]["measure"] == "upper bound"
