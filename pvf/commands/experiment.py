@@ -167,6 +167,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
     from pvf.evaluation.induced_targets import induced_pbs_evaluator
+    from pvf.evaluation.positional_slots import enumerated_slots
     from pvf.solvers.evaluators import ExactEvaluator
 
     require_positive(args, "iterations")
@@ -188,14 +189,17 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
         evaluators["targets"] = (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True)
+    full = None
     for path in args.network:
         network = load_network(path, loaded.game_string, args.depth)
-        if network.architecture == "positional":
-            raise PvfError(f"{path} is a positional value function; particle trunks need a particle or attention one")
+        if network.architecture == "positional" and full is None:
+            full = _enumerated_tree(loaded, path, args.depth)
 
-        def factory(setting, network=network):
+        def factory(setting, network=network, full=full if network.architecture == "positional" else None):
             features = build_feature_tables(setting.tree)
-            return lambda trunk: network.evaluator(trunk, features)
+            if full is None:
+                return lambda trunk: network.evaluator(trunk, features)
+            return lambda trunk: network.evaluator(trunk, features, enumerated_slots(trunk, full))
 
         evaluators[f"network {Path(path).name}"] = (factory, True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
@@ -229,3 +233,17 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         print(f"wrote {args.save_policy}")
     print(f"wrote {args.out}/fig4-{name}.csv, -runs.csv and .png")
     return 0
+
+
+def _enumerated_tree(loaded, path, depth: int):
+    """The full public tree a positional network's slots refer to; a PvfError naming the inputs it would need beyond it."""
+    from pvf.datasets.particle_generate import positional_inputs
+    from pvf.games.public_tree import build_public_tree
+
+    try:
+        return build_public_tree(loaded)
+    except PvfError:
+        need = positional_inputs(loaded.game_string, depth)
+        raise PvfError(f"{path} is a positional value function, whose inputs are the slots of the enumerated public tree, and "
+                       f"{loaded.game_string} cannot be enumerated (a positional net at move {depth} would need at least "
+                       f"{need:,} inputs); use a particle network") from None

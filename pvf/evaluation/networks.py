@@ -36,10 +36,11 @@ class Network:
     def architecture(self) -> str:
         return self.meta.architecture
 
-    def evaluator(self, trunk: Trunk, features: FeatureTables | None = None) -> NetworkEvaluator:
-        """The net at the trunk's leaves (`features`: the trunk's tree's tables, built if not given)."""
+    def evaluator(self, trunk: Trunk, features: FeatureTables | None = None, slots=None) -> NetworkEvaluator:
+        """The net at the trunk's leaves (`features`: the trunk's tree's tables, built if not given;
+        `slots`: per player [J_n] leaf slots if not the trunk tree's, `pvf.evaluation.positional_slots`)."""
         features = features if features is not None else build_feature_tables(trunk.tree)
-        return NetworkEvaluator(trunk, self.net, self.meta.encoding, self.meta.layout, features)
+        return NetworkEvaluator(trunk, self.net, self.meta.encoding, self.meta.layout, features, slots)
 
 
 def load_network(path: str | Path, game: str | None = None, depth: int | None = None) -> Network:

@@ -27,14 +27,16 @@ class TrunkLeaves:
     sizes: (J1, J2) leaf infostates per player; pad = J1 + J2, the zero column of `flat`.
     public: [L, Fp] public features of each leaf public state.
     block: per player [J_n] leaf public state of each leaf infostate.
-    slot: per player [J_n] position in its public state's enumeration.
+    slot: per player [J_n] position in its public state's enumeration (the trunk tree's, or the
+        given `slots`: e.g. the enumerated tree's, for a positional net at a particle tree's leaves).
     present: per player [J_n] bool, the infostate has a history in the trunk.
     private: per player [J_n, Fq] private features of each leaf infostate.
     normalize: queries are normalised per leaf public state and player, and
         values multiplied back by the opponent's mass.
     """
 
-    def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False):
+    def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False,
+                 slots: tuple[np.ndarray, np.ndarray] | None = None):
         game = trunk.game
         self.normalize = normalize
         L = len(game.leaf_public_states)
@@ -47,7 +49,7 @@ class TrunkLeaves:
             counts = np.diff(game.leaf_offsets[n])
             block = np.repeat(np.arange(L), counts)
             self.block.append(block)
-            self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block])
+            self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n]))
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
 
