@@ -298,6 +298,8 @@ def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
     for name in dict.fromkeys(r.evaluator for r in rows):
         for k in dict.fromkeys(r.draws for r in rows):
             mine = [r for r in rows if r.evaluator == name and r.draws == k]
+            if not mine:  # an LP evaluator beyond --exact-up-to
+                continue
             values = np.array([r.exploitability for r in mine])
             table.append({
                 "evaluator": name,

@@ -1,10 +1,12 @@
 """Fig. 4 generalised on Goofspiel-5: particle trunks drawn by the random-trunk mix."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
-from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep
+from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep, summarize
 from pvf.games.loading import load_game
 from pvf.games.particle_tree import history_actions
 from pvf.solvers.evaluators import ExactEvaluator
@@ -56,6 +58,8 @@ def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
                                lp_leaves=frozenset({"oracle"}))
     assert {r.measure for r in exact} == {"exact"} and {r.measure for r in bound} == {"upper bound"}
     assert {r.evaluator for r in bound} == {"uniform", "exact leaves"}
+    elsewhere = [replace(r, draws=2) for r in exact if r.evaluator == "oracle"]  # the oracle at another K only
+    assert {(r["evaluator"], r["draws"]) for r in summarize(bound + elsewhere)} == {("uniform", 16), ("exact leaves", 16), ("oracle", 2)}
     lp = {(r.evaluator, r.seed): r.exploitability for r in exact}
     for r in bound:
         assert lp[(r.evaluator, r.seed)] - 1e-9 <= r.exploitability <= lp[(r.evaluator, r.seed)] + r.gap + 1e-9
