@@ -3,7 +3,7 @@
     pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle,attention] [--seeds 10]
                        [--trunks 1000] [--max-steps 131072] [--out DIR]
     pvf reproduce fig4 [the same options] [--fractions 1.0,0.9,...,0.1]
-    pvf reproduce fig4 --games goofspiel8,goofspiel13 [--draws 1,4,16] [--particle-trunks 4000]
+    pvf reproduce fig4 --games goofspiel8,goofspiel13 [--draws 1,4,16,64] [--particle-trunks 4000]
                        [--particle-steps 4000] [--seeds 3] [--save-policy]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
@@ -17,7 +17,8 @@ datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
 Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
 sweep (docs/particles.md): 4,000 (Goofspiel-8) or 8,000 (Goofspiel-13)
-particle samples, 4,000 training steps, K up to 16 (64); the seeds are the
+particle samples, 4,000 training steps, K up to 64 (256), exact by LP up to
+200,000 histories and a certified upper bound beyond; the seeds are the
 reference trunk ids.
 """
 
@@ -63,7 +64,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
     p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
                    help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
-    p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16; goofspiel13 1,4,16,64)")
+    p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16,64; goofspiel13 also 256; beyond the LP: certified upper bounds)")
     p.add_argument("--particle-trunks", type=int, help="particle games: dataset samples (default 4000; goofspiel13 8000)")
     p.add_argument("--particle-steps", type=int, help="particle games: training steps (default 4000)")
     p.add_argument("--save-policy", action="store_true",

@@ -25,7 +25,7 @@ goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig
      the weights of the lowest validation loss kept), no trunk measured:
      one Lightning run (`train_value_function`), not an ensemble;
   3. the particle-trunk sweep (`pvf.evaluation.particle_sweep`) over K
-     (default 1, 4, 16; Goofspiel-13 also 64) and the seeds (reference trunk ids),
+     (default 1, 4, 16, 64; Goofspiel-13 also 256) and the seeds (reference trunk ids),
      uniform against the oracle and the network: `fig4-<game>.csv`,
      `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
 File names carry the parameters that make them (trunks, CFR+ iterations,

@@ -60,7 +60,9 @@ class ParticleGame:
     particles: K histories per dataset sample. trunks, max_steps: the default
         dataset size and training length (tens of minutes on one core).
     draws: the sweep's K (particle draws at the root public state; the induced
-        root grows like K², so the exact LP bounds them).
+        root grows like K²: the exact LP fits up to K = 16 in Goofspiel-8 and 64
+        in Goofspiel-13, beyond which rows are certified upper bounds; the particle
+        tree's cap ends Goofspiel-8 at K = 64).
     model_args: the particle network's sizes (`pvf.valuefn.particle.Particle`).
     """
 
@@ -71,7 +73,7 @@ class ParticleGame:
     particles: int = 32
     trunks: int = 4000
     max_steps: int = 4000
-    draws: tuple[int, ...] = (1, 4, 16)
+    draws: tuple[int, ...] = (1, 4, 16, 64)
     model_args: tuple[tuple[str, Any], ...] = (
         ("basis_hidden_width", 64), ("regression_hidden_width", 128), ("regression_layers", 3),
     )
@@ -81,7 +83,7 @@ PARTICLE_GAMES = {
     g.name: g
     for g in (
         ParticleGame("goofspiel8", ALIASES["goofspiel8"], root_move=4, depth=5),
-        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10, trunks=8000, draws=(1, 4, 16, 64)),
+        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10, trunks=8000, draws=(1, 4, 16, 64, 256)),
     )
 }
 
