@@ -326,11 +326,20 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
 
     fig = Figure(figsize=(6.5, 4.5))
     ax = fig.subplots()
+    bounded = False
     for name in dict.fromkeys(r["evaluator"] for r in table):
         mine = [r for r in table if r["evaluator"] == name]
-        ax.errorbar([r["draws"] for r in mine], [r["exploitability_mean"] for r in mine],
-                    yerr=[r["exploitability_std"] for r in mine], marker="o", capsize=3, label=name,
-                    linestyle="--" if name == "uniform" else "-")
+        line = ax.errorbar([r["draws"] for r in mine], [r["exploitability_mean"] for r in mine],
+                           yerr=[r["exploitability_std"] for r in mine], marker="o", capsize=3, label=name,
+                           linestyle="--" if name == "uniform" else "-")
+        bound = [r for r in mine if r.get("measure", EXACT) != EXACT]
+        if bound:  # certified upper bounds (some or all runs beyond the LP): a hollow triangle over the point
+            bounded = True
+            color = line.lines[0].get_color()
+            ax.plot([r["draws"] for r in bound], [r["exploitability_mean"] for r in bound], linestyle="none", marker="v",
+                    markersize=11, markerfacecolor="none", color=color, markeredgecolor=color)
+    if bounded:
+        ax.plot([], [], linestyle="none", marker="v", markerfacecolor="none", color="black", label="upper bound (beyond the LP)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("particle draws K at the root public state")
     ax.set_ylabel(f"{NASHCONV_LABEL}, weights normalised")
