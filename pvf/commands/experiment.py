@@ -73,7 +73,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument("--exact-up-to", type=int, default=None, metavar="H",
-                      help="restricted games of up to H histories get the exact LP (default 200,000); larger ones a certified upper "
+                      help="restricted games of up to H histories get the exact LP (default 250,000); larger ones a certified upper "
                       "bound (CFR+ with the trunk frozen and exact best responses, pvf.solvers.trunk_bound) and no oracle")
     part.add_argument("--bound-iterations", type=int, default=None,
                       help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)")

@@ -18,7 +18,7 @@ options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
 Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
 sweep (docs/particles.md): 4,000 (Goofspiel-8) or 8,000 (Goofspiel-13)
 particle samples, 4,000 training steps, K up to 64 (256), exact by LP up to
-200,000 histories and a certified upper bound beyond; the seeds are the
+250,000 histories and a certified upper bound beyond; the seeds are the
 reference trunk ids.
 """
 

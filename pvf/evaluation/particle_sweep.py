@@ -89,7 +89,7 @@ from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS, trunk_exploitabili
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, solve_trunk
 
 UNIFORM = SamplingConfig(p_uniform=1.0)
-DEFAULT_EXACT_HISTORIES = 200_000  # the restricted game's size up to which the exploitability LP is used
+DEFAULT_EXACT_HISTORIES = 250_000  # restricted games up to this many histories get the exploitability LP (Goofspiel-13's K = 64 all do)
 EXACT, BOUND = "exact", "upper bound"
 
 
