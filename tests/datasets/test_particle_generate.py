@@ -107,6 +107,9 @@ def test_ray_backend_writes_the_same_file(reference, tmp_path):
         (["--game", "goofspiel13", "--depth", "3", "--particles", "4"], "more than 200,000 histories"),
         (["--game", "goofspiel5", "--depth", "9", "--particles", "4"], "ended before move 9"),
         (["--game", "liars_dice", "--depth", "2", "--particles", "4"], "no perfect-recall public observer"),
+        (["--game", "goofspiel5", "--depth", "2", "--rows", "children"], "--rows applies to particle datasets"),
+        (["--game", "goofspiel5", "--depth", "1", "--particles", "4", "--rows", "children"], "children rows need particles at move"),
+        (["--game", "goofspiel13", "--depth", "4", "--particles", "4", "--rows", "children"], "more than 200,000 histories"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv, message):
