@@ -69,6 +69,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                       help="the trunk's root: the PBS the particles induce (default; what particle networks are trained on) "
                       "or the drawn particles only")
     part.add_argument("--network", action="append", default=[], metavar="CKPT", help="a particle value function checkpoint (repeatable)")
+    part.add_argument("--mean-of-networks", action="store_true",
+                      help="also a row for the mean of all --network values at the leaves (e.g. nets trained with different seeds)")
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
     part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
@@ -168,7 +170,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.games.loading import ALIASES, load_game
     from pvf.evaluation.induced_targets import induced_pbs_evaluator
     from pvf.evaluation.positional_slots import enumerated_slots
-    from pvf.solvers.evaluators import ExactEvaluator
+    from pvf.solvers.evaluators import ExactEvaluator, MeanEvaluator
 
     require_positive(args, "iterations")
     exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
@@ -189,7 +191,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
     if args.targets:
         evaluators["targets"] = (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True)
-    full = None
+    full, members = None, []
     for path in args.network:
         network = load_network(path, loaded.game_string, args.depth)
         if network.architecture == "positional" and full is None:
@@ -202,6 +204,16 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: network.evaluator(trunk, features, enumerated_slots(trunk, full))
 
         evaluators[f"network {Path(path).name}"] = (factory, True)
+        members.append(factory)
+    if args.mean_of_networks:
+        if len(members) < 2:
+            raise PvfError("--mean-of-networks needs at least two --network checkpoints")
+
+        def mean_factory(setting, members=members):
+            makers = [member(setting) for member in members]
+            return lambda trunk: MeanEvaluator([make(trunk) for make in makers])
+
+        evaluators[f"mean of {len(members)} networks"] = (mean_factory, True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,

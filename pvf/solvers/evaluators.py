@@ -8,6 +8,9 @@ per leaf public state, concatenated). Values are counterfactual values
 
 - `ConstantEvaluator`: the same value (default 0) everywhere; the baseline
   a value function has to beat.
+- `MeanEvaluator`: the mean of several evaluators' values (e.g. networks
+  trained with different seeds: the trunk solve exploits each one's own
+  errors, and the mean has less of them where the errors are independent).
 - `ExactEvaluator`: the oracle. The leaf subgames are solved exactly at the
   queried beliefs, all at once:
     1. At construction, one sequence game is built over all leaf histories,
@@ -54,6 +57,19 @@ class ConstantEvaluator:
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.full_like(reach1, self.value), np.full_like(reach2, self.value)
+
+
+class MeanEvaluator:
+    """The mean of `evaluators`' values, infostate by infostate."""
+
+    def __init__(self, evaluators: list):
+        if not evaluators:
+            raise PvfError("the mean of no leaf evaluators is undefined; give at least one")
+        self.evaluators = list(evaluators)
+
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        values = [e(reach1, reach2) for e in self.evaluators]
+        return np.mean([v[0] for v in values], axis=0), np.mean([v[1] for v in values], axis=0)
 
 
 def _leaf_subgames(trunk: Trunk) -> LeafSubgames:

@@ -74,3 +74,17 @@ def test_command_prints_json(tmp_path, capsys):
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["positional_inputs"] == 27 and out["points"][0]["measure"] == "upper bound"
+
+
+def test_the_mean_of_evaluators_is_their_mean_and_of_copies_the_evaluator_itself():
+    from pvf.solvers.evaluators import ConstantEvaluator, MeanEvaluator
+
+    reach = (np.ones((2, 3)), np.ones((2, 4)))
+    v1, v2 = MeanEvaluator([ConstantEvaluator(1.0), ConstantEvaluator(-0.5), ConstantEvaluator(2.0)])(*reach)
+    assert np.allclose(v1, 2.5 / 3) and np.allclose(v2, 2.5 / 3) and v1.shape == (2, 3) and v2.shape == (2, 4)
+    loaded = load_game(GOOF5)
+    evaluators = {"oracle": (lambda s: ExactEvaluator, False),
+                  "mean": (lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), False)}
+    rows = run_particle_sweep(loaded, 2, 3, [4], [0], evaluators, iterations=20)
+    by = {r.evaluator: r.exploitability for r in rows}
+    assert by["mean"] == by["oracle"]
