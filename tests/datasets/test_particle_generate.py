@@ -177,22 +177,27 @@ def _enumerated_targets(tree, full, ds, i, depth, iterations):
     return ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined
 
 
+def _against_enumerated(spec, tmp_path):
+    """Write `spec`'s file; yield (dataset, sample i, its targets, the enumerated values, joined histories) per sample."""
+    path = tmp_path / "compare.h5"
+    generate_particles(spec, path, progress=False)
+    tree = cached_tree(spec.game)
+    full = build_feature_tables(tree)
+    with PBSDataset(path) as ds:
+        assert ParticleSpec.from_attrs(dict(ds.attrs)) == spec
+        for i in range(ds.num_samples):
+            yield (ds, i, *_enumerated_targets(tree, full, ds, i, spec.depth, spec.cfr_iterations))
+
+
 @pytest.mark.parametrize("game, depth", [(GOOF5, 2), ("leduc_poker", 5)])
 def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_path, game, depth):
     """Each row's target is the enumerated solver's value of that row's infostate in the PBS whose beliefs are the
     rows' (zero elsewhere), although the particles are a few of that PBS's histories (the paper, sec. 5.1)."""
     spec = replace(SPEC, game=game, depth=depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
-    path = tmp_path / "sparse.h5"
-    generate_particles(spec, path, progress=False)
-    tree = cached_tree(spec.game)
-    full = build_feature_tables(tree)
     sparse = 0
-    with PBSDataset(path) as ds:
-        particles = ds._read("samples/particles")
-        for i in range(ds.num_samples):
-            targets, enumerated, joined = _enumerated_targets(tree, full, ds, i, depth, spec.cfr_iterations)
-            sparse += joined > particles[i]
-            np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+    for ds, i, targets, enumerated, joined in _against_enumerated(spec, tmp_path):
+        sparse += joined > ds._read("samples/particles")[i]
+        np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
     assert sparse >= 3  # most samples' PBS holds histories that were not drawn
 
 
@@ -200,21 +205,13 @@ def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
     """subgame="drawn" (files from before the induced PBS) solves the drawn histories only: its targets are the
     enumerated PBS values where the particles cover that PBS, and differ where they do not."""
     spec = replace(SPEC, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
-    path = tmp_path / "drawn.h5"
-    generate_particles(spec, path, progress=False)
-    tree = cached_tree(GOOF5)
-    full = build_feature_tables(tree)
     covered = differ = 0
-    with PBSDataset(path) as ds:
-        assert ParticleSpec.from_attrs(dict(ds.attrs)).subgame == "drawn"
-        particles = ds._read("samples/particles")
-        for i in range(ds.num_samples):
-            targets, enumerated, joined = _enumerated_targets(tree, full, ds, i, 2, spec.cfr_iterations)
-            if joined == particles[i]:
-                covered += 1
-                np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-4)
-            else:
-                differ += np.abs(targets - enumerated).max() > 1e-3
+    for ds, i, targets, enumerated, joined in _against_enumerated(spec, tmp_path):
+        if joined == ds._read("samples/particles")[i]:
+            covered += 1
+            np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-4)
+        else:
+            differ += np.abs(targets - enumerated).max() > 1e-3
     assert covered >= 1 and differ >= 1
 
 
@@ -225,17 +222,10 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
     the PBS of those beliefs, so zero-belief rows carry their value against the opponent's belief."""
     spec = replace(SPEC, game=game, depth=depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
                    sampling=SamplingConfig(p_pure=0.5))
-    path = tmp_path / "children.h5"
-    generate_particles(spec, path, progress=False)
-    tree = cached_tree(spec.game)
-    full = build_feature_tables(tree)
     zero = 0
-    with PBSDataset(path) as ds:
-        assert ParticleSpec.from_attrs(dict(ds.attrs)) == spec
-        for i in range(ds.num_samples):
-            targets, enumerated, _ = _enumerated_targets(tree, full, ds, i, depth, spec.cfr_iterations)
-            np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
-            rows = slice(ds.offset[i], ds.offset[i + 1])
-            zero += int(np.sum(ds.belief[rows] == 0))
-            assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
+    for ds, i, targets, enumerated, _ in _against_enumerated(spec, tmp_path):
+        np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+        rows = slice(ds.offset[i], ds.offset[i + 1])
+        zero += int(np.sum(ds.belief[rows] == 0))
+        assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
     assert zero >= 3
