@@ -203,7 +203,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
                 return lambda trunk: network.evaluator(trunk, features)
             return lambda trunk: network.evaluator(trunk, features, enumerated_slots(trunk, full))
 
-        evaluators[f"network {Path(path).name}"] = (factory, True)
+        name = f"network {Path(path).name}"
+        evaluators[name if name not in evaluators else f"network {path}"] = (factory, True)  # two last.ckpt: full paths
         members.append(factory)
     if args.mean_of_networks:
         if len(members) < 2:
