@@ -6,6 +6,10 @@ Sample i of a `ParticleSpec`:
      their importance weights (`pvf.datasets.particle_sampling`); the
      generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
      sample depends on (spec, i) only, never on the worker or task.
+     With `rows="children"` the particles are drawn at move `depth` − 1
+     and steps 2–3 are `pvf.datasets.particle_children.solve_children`
+     (the rows: every infostate one move below them, zero beliefs
+     included); steps 2–3 below are `rows="particles"`.
   2. The subgame is built to the end of the game (`pvf.games.particle_tree`,
      refused beyond `max_histories`) and rooted at a chance node. By
      default (`subgame="induced"`) it is the PBS the particles induce (the
