@@ -152,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  particle trunks (data {result['data']}); a positional VF would need {result['positional_inputs']:,} inputs")
             for row in result["points"]:
                 print(f"  {row['evaluator']:<12} K {row['draws']:>4} ({row['particles_mean']:.1f} particles): "
-                      f"{row['exploitability_mean']:.5f} ± {row['exploitability_std']:.5f}")
+                      f"{row['exploitability_mean']:.5f} ± {row['exploitability_std']:.5f}"
+                      + ("" if row["measure"] == "exact" else f" ({row['measure']}, gap <= {row['gap_max']:.4f})"))
             continue
         if args.figure == "fig3":
             for arch in architectures:
