@@ -21,7 +21,7 @@ strategy in place of the iterate:
      the trunk asks about every leaf public state however likely.
   3. The rows are all children's infostates of that public state, zero
      beliefs included. Their targets are CFR+ on the PBS those infostates
-     induce (every history joining two of them, `induced_histories`), with
+     induce (every history joining two of them, `induced_subgames`), with
      the beliefs at its roots (`pvf.solvers.leaf_subgames.LeafSubgames`,
      as the sweep's "targets" column solves leaves,
      `pvf.evaluation.induced_targets`): counterfactual values, own reach
@@ -42,7 +42,7 @@ from pvf.datasets.particle_sampling import ParticleSample, continuations
 from pvf.games.induced_pbs import induced_histories, induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
-from pvf.games.public_tree import PublicTree, _child, _root_node
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, _child, _root_node
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.leaf_subgames import LeafSubgames
 
@@ -63,6 +63,26 @@ class SolvedRows:
     target: tuple[np.ndarray, np.ndarray]
     target_current: tuple[np.ndarray, np.ndarray]
     mass: tuple[np.ndarray, np.ndarray]
+
+
+def induced_subgames(
+    game: LoadedGame, tree: PublicTree, infostates: tuple[np.ndarray, np.ndarray], max_histories: int = DEFAULT_MAX_HISTORIES
+) -> LeafSubgames:
+    """The PBSs that `infostates` (per player [J_n] infostates of `tree`) induce, one per public state, as one game.
+
+    Every history joining two of the given infostates of one public state (`induced_histories`), one
+    particle tree of them all (refused over `max_histories`), a chance node over them weighing their
+    chance reach; the columns are the given infostates, found in the new tree by information-state string.
+    """
+    public = [tree.infostate_public_state[n][infostates[n]] for n in (0, 1)]
+    paths = []
+    for state in np.unique(public[0]):
+        paths += induced_histories(game, tree, (infostates[0][public[0] == state], infostates[1][public[1] == state])).paths
+    induced = build_particle_tree(game, paths, max_histories=max_histories)
+    roots = find_histories(induced, paths)
+    columns = [np.array([induced.infostate_index(n, tree.infostate_strings[n][j]) for j in infostates[n]], dtype=np.int64)
+               for n in (0, 1)]
+    return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
 
 
 def solve_children(
@@ -105,21 +125,15 @@ def solve_children(
         m = np.bincount(infostate, weights=masses[public == chosen], minlength=children_tree.num_infostates(n))
         belief.append(b[rows[n]])
         mass.append(m[rows[n]])
-    joined = induced_histories(loaded, children_tree, (rows[0], rows[1]))
-    tree = build_particle_tree(loaded, joined.paths, max_histories=max_histories)
-    roots = find_histories(tree, joined.paths)
-    columns = []
-    for n in (0, 1):
-        index = {s: i for i, s in enumerate(tree.infostate_strings[n])}
-        columns.append(np.array([index[children_tree.infostate_strings[n][j]] for j in rows[n]], dtype=np.int64))
-    leaves = LeafSubgames(tree, roots, tree.chance_reach[roots], (columns[0], columns[1]))
+    leaves = induced_subgames(loaded, children_tree, (rows[0], rows[1]), max_histories)
     result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]))
     average = leaves.scatter(*result.root_values)
     current = leaves.scatter(*result.current_root_values)
+    tree = leaves.tree
     return SolvedRows(
         tree=tree,
-        public_state=int(tree.public_state[roots[0]]),
-        infostates=(columns[0], columns[1]),
+        public_state=int(tree.public_state[leaves.root_histories[0]]),
+        infostates=leaves.columns,
         belief=(belief[0], belief[1]),
         target=(average[0][0], average[1][0]),
         target_current=(current[0][0], current[1][0]),

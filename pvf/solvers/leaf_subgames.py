@@ -28,13 +28,15 @@ from pvf.solvers.sequence_ops import best_response_values
 class LeafSubgames:
     """The union of the subgames at `root_histories` of `tree`.
 
+    tree, root_histories [R], columns: as given; columns: per player [J_n] the callers'
+        infostates of `tree` (e.g. a trunk's leaf infostates).
     game: the sequence game (rooted at a chance node over `root_histories`).
-    columns: per player [J_n] the callers' infostates (e.g. a trunk's leaf infostates).
     root_position: per player [R_n] column of each of the game's root infostates.
     """
 
     def __init__(self, tree: PublicTree, root_histories: np.ndarray, root_weights: np.ndarray,
                  columns: tuple[np.ndarray, np.ndarray]):
+        self.tree, self.root_histories, self.columns = tree, root_histories, columns
         self.game = build_sequence_game(tree, root_histories=root_histories, root_weights=root_weights)
         self.num_columns = (len(columns[0]), len(columns[1]))
         self.root_position = []
