@@ -15,15 +15,22 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.solvers.cfr_plus import check_beliefs
+from pvf.solvers.cfr_plus import Frozen, check_beliefs
 from pvf.solvers.sequence_form import SequenceGame
-from pvf.solvers.sequence_ops import best_response_values, realization_plan
+from pvf.solvers.sequence_ops import best_response_values, constrained_best_response_values, realization_plan
 
 
 def best_response_value(
-    game: SequenceGame, player: int, opponent_strategy: np.ndarray, root_beliefs: tuple[np.ndarray, np.ndarray] | None = None
+    game: SequenceGame,
+    player: int,
+    opponent_strategy: np.ndarray,
+    root_beliefs: tuple[np.ndarray, np.ndarray] | None = None,
+    held: Frozen | None = None,
 ) -> np.ndarray:
-    """[B] value of `player`'s best response to the opponent's behaviour strategy [B, S_opp] or [S_opp]."""
+    """[B] value of `player`'s best response to the opponent's behaviour strategy [B, S_opp] or [S_opp].
+
+    held: the player's infostates held to a fixed strategy [S] (its expectation there, the best sequence elsewhere).
+    """
     if game.has_leaves:
         raise PvfError("best responses need the game solved to the end; build it without a depth limit")
     beliefs = check_beliefs(game, root_beliefs)
@@ -33,7 +40,11 @@ def best_response_value(
     strat = np.broadcast_to(strat[:, None], (strat.shape[0], B)) if strat.ndim == 1 else strat.T
     reach = realization_plan(game.players[opp], np.ascontiguousarray(strat), beliefs[opp])
     q = game.payoff @ reach if player == 0 else -(game.payoff_t @ reach)
-    q, _ = best_response_values(game.players[player], q)
+    if held is None:
+        q, _ = best_response_values(game.players[player], q)
+    else:
+        fixed = np.broadcast_to(np.asarray(held.strategy, dtype=np.float64)[:, None], q.shape)
+        q = constrained_best_response_values(game.players[player], q, np.asarray(held.mask, dtype=bool), fixed)
     R = game.players[player].num_roots
     return np.sum(beliefs[player] * q[:R], axis=0)
 

@@ -13,8 +13,8 @@ player n:
      over, g_n ≤ V_n.
   3. h_n = the best n can do against ȳ while still playing the trunk
      strategy at its trunk infostates (a best response with expectations
-     instead of maxima at those infostates,
-     `constrained_best_response_values`). Since V_n's minimiser could play
+     instead of maxima at those infostates, `best_response_value(...,
+     held=...)`). Since V_n's minimiser could play
      ȳ, V_n ≤ h_n.
 Hence −h₁ − h₂ ≤ expl ≤ −g₁ − g₂, whatever the number of iterations: both
 ends are exact best responses to given strategies, nothing is estimated.
@@ -29,11 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_value
-from pvf.solvers.cfr_plus import Frozen, cfr_plus, check_beliefs
+from pvf.solvers.cfr_plus import Frozen, cfr_plus
 from pvf.solvers.sequence_form import SequenceGame
-from pvf.solvers.sequence_ops import constrained_best_response_values, realization_plan
+from pvf.solvers.trunk_exploitability import checked_inputs
 
 DEFAULT_BOUND_ITERATIONS = 1000
 
@@ -70,21 +69,16 @@ def trunk_exploitability_bounds(
     game: the subgame solved to the end; strategies: per player [S_n] behaviour strategy (read at trunk
     infostates); trunk_masks: per player [I_n] bool; root_beliefs: one pair (b1 [R1], b2 [R2]) or None.
     """
-    if game.has_leaves:
-        raise PvfError("trunk exploitability needs the subgame solved to the end; build it without a depth limit")
-    b1, b2 = check_beliefs(game, None if root_beliefs is None else tuple(np.atleast_2d(b) for b in root_beliefs))
-    if b1.shape[1] != 1:
-        raise PvfError("trunk exploitability takes one pair of root beliefs at a time")
-    beliefs = (b1, b2)
+    b1, b2 = checked_inputs(game, strategies, trunk_masks, root_beliefs)
+    beliefs = (b1.T, b2.T)
     guaranteed, attainable = [], []
     for n in (0, 1):
-        strategy = np.asarray(strategies[n], dtype=np.float64)
         frozen = [None, None]
-        frozen[n] = Frozen(np.asarray(trunk_masks[n], dtype=bool), strategy)
-        result = cfr_plus(game, iterations, root_beliefs=(b1.T, b2.T), frozen=(frozen[0], frozen[1]))
-        mine, theirs = result.average_strategy[n][0], result.average_strategy[1 - n][0]
-        guaranteed.append(-float(best_response_value(game, 1 - n, mine, (b1.T, b2.T))[0]))
-        attainable.append(_constrained_value(game, n, theirs, trunk_masks[n], result.average_strategy[n][0], beliefs))
+        frozen[n] = Frozen(np.asarray(trunk_masks[n], dtype=bool), np.asarray(strategies[n], dtype=np.float64))
+        result = cfr_plus(game, iterations, root_beliefs=beliefs, frozen=(frozen[0], frozen[1]))
+        mine, theirs = result.average_strategy[n][0], result.average_strategy[1 - n][0]  # mine: the trunk strategy where frozen
+        guaranteed.append(-float(best_response_value(game, 1 - n, mine, beliefs)[0]))
+        attainable.append(float(best_response_value(game, n, theirs, beliefs, held=Frozen(frozen[n].mask, mine))[0]))
     return TrunkBound(
         lower=-attainable[0] - attainable[1],
         upper=-guaranteed[0] - guaranteed[1],
@@ -93,14 +87,3 @@ def trunk_exploitability_bounds(
         iterations=iterations,
     )
 
-
-def _constrained_value(
-    game: SequenceGame, player: int, opponent: np.ndarray, mask: np.ndarray, strategy: np.ndarray, beliefs
-) -> float:
-    """h_n: `player`'s best value against the opponent's behaviour [S_opp], held to `strategy` [S_n] at `mask`."""
-    opp = 1 - player
-    reach = realization_plan(game.players[opp], opponent[:, None], beliefs[opp])
-    q = game.payoff @ reach if player == 0 else -(game.payoff_t @ reach)
-    q = constrained_best_response_values(game.players[player], q, np.asarray(mask, dtype=bool), strategy[:, None])
-    R = game.players[player].num_roots
-    return float(np.sum(beliefs[player][:, 0] * q[:R, 0]))
