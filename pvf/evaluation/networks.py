@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from torch import nn
 
 from pvf.errors import PvfError
@@ -36,7 +37,9 @@ class Network:
     def architecture(self) -> str:
         return self.meta.architecture
 
-    def evaluator(self, trunk: Trunk, features: FeatureTables | None = None, slots=None) -> NetworkEvaluator:
+    def evaluator(
+        self, trunk: Trunk, features: FeatureTables | None = None, slots: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> NetworkEvaluator:
         """The net at the trunk's leaves (`features`: the trunk's tree's tables, built if not given;
         `slots`: per player [J_n] leaf slots if not the trunk tree's, `pvf.evaluation.positional_slots`)."""
         features = features if features is not None else build_feature_tables(trunk.tree)

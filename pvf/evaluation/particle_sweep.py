@@ -80,6 +80,7 @@ from pvf.solvers.sparse_trunks import (
     SparseSetting,
     evaluation_strategies,
     leaf_scales,
+    no_strategy,
     select_histories,
     sparse_exploitability,
     sparse_trunk,
@@ -214,8 +215,7 @@ def run_particle_sweep(
                                       setting.own_reach, root_move, depth)
             exact = setting.tree.num_histories <= exact_up_to
             measure = lambda trunk, strategies: _measure(normal, trunk, strategies, exact, bound_iterations)  # noqa: E731
-            empty = tuple(np.full(p.num_sequences, np.nan) for p in normal.evaluation.game.players)
-            uniform, how, gap = measure(normal.evaluation, empty)
+            uniform, how, gap = measure(normal.evaluation, no_strategy(normal.evaluation))
             rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start, how, gap))
             kept = select_histories(setting, fraction=1.0)
             record = restricted_game(normal, k, seed, uniform)

@@ -264,9 +264,12 @@ def sparse_exploitability(
 
 def uniform_exploitability(setting: SparseSetting, root_only: bool = False) -> TrunkExploitability:
     """Trunk exploitability of the uniform trunk strategy in the evaluation trunk (the plot's reference line)."""
-    ev = setting.evaluation
-    empty = (np.full(ev.game.players[0].num_sequences, np.nan), np.full(ev.game.players[1].num_sequences, np.nan))
-    return sparse_exploitability(setting, ev, empty, root_only)
+    return sparse_exploitability(setting, setting.evaluation, no_strategy(setting.evaluation), root_only)
+
+
+def no_strategy(trunk: Trunk) -> tuple[np.ndarray, np.ndarray]:
+    """Per player [S_n] NaN: a trunk strategy that `evaluation_strategies` turns into the uniform one."""
+    return np.full(trunk.game.players[0].num_sequences, np.nan), np.full(trunk.game.players[1].num_sequences, np.nan)
 
 
 def solve_sparse_trunk(
