@@ -39,6 +39,10 @@ class DataLayout:
         enumerated one: slots are then per sample, not per infostate.
     positional_inputs: for a particle dataset, the infostates of its largest
         public state (what a positional net would need per player); 0 if unknown.
+    reach_feature: particle nets take each infostate's counterfactual reach
+        (`pvf.solvers.counterfactual_reach`; in training the file's
+        `/infostates/cf_reach`, at a trunk's leaves computed from the leaf
+        histories) as one more input feature.
     """
 
     game: str
@@ -50,6 +54,7 @@ class DataLayout:
     normalize: bool = True
     particles: int = 0
     positional_inputs: int = 0
+    reach_feature: bool = False
 
     @property
     def num_slots(self) -> int:
@@ -72,11 +77,16 @@ class DataLayout:
         fields["normalize"] = bool(data.get("normalize", False))  # layouts written before the flag were raw
         fields["particles"] = int(data.get("particles", 0))
         fields["positional_inputs"] = int(data.get("positional_inputs", 0))
+        fields["reach_feature"] = bool(data.get("reach_feature", False))
         return cls(**fields)
 
     @classmethod
-    def from_file(cls, path: str | Path, target: str = "average", normalize: bool = True) -> DataLayout:
-        """Read the layout of a PBS dataset file (metadata and two small columns)."""
+    def from_file(cls, path: str | Path, target: str = "average", normalize: bool = True,
+                  reach_feature: bool = True) -> DataLayout:
+        """Read the layout of a PBS dataset file (metadata and two small columns).
+
+        reach_feature: use the file's counterfactual reach column as an input where it has one.
+        """
         with PBSDataset(path) as ds:
             check_target(ds, target)
             player, slot = ds.player, ds.slot
@@ -90,6 +100,7 @@ class DataLayout:
                 normalize=normalize,
                 particles=int(ds.attrs.get("particles", 0)),
                 positional_inputs=int(ds.attrs.get("positional_infostates", 0)),
+                reach_feature=reach_feature and ds.has_cf_reach,
             )
 
 

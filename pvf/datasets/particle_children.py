@@ -27,7 +27,7 @@ strategy in place of the iterate:
      `pvf.evaluation.induced_targets`): counterfactual values, own reach
      excluded, so a zero-belief infostate's target is its value against the
      opponent's belief (what its player's trunk regrets need).
-  4. `mass` is the importance-weighted estimate of each infostate's reach,
+  4. `cf_reach` is each row's counterfactual reach in that PBS; `mass` is the importance-weighted estimate of each infostate's reach,
      Σ over drawn particles k and their continuations c into it of w_k·p(c).
 """
 
@@ -54,6 +54,7 @@ class SolvedRows:
     tree: a tree holding the PBS's histories; public_state: its index there.
     infostates: per player [J_n] tree infostates of the rows (player 1's, then player 2's).
     belief, target, target_current, mass: per player [J_n].
+    cf_reach: per player [J_n] counterfactual reach (`pvf.solvers.counterfactual_reach`) in the PBS solved.
     """
 
     tree: PublicTree
@@ -63,6 +64,7 @@ class SolvedRows:
     target: tuple[np.ndarray, np.ndarray]
     target_current: tuple[np.ndarray, np.ndarray]
     mass: tuple[np.ndarray, np.ndarray]
+    cf_reach: tuple[np.ndarray, np.ndarray]
 
 
 def induced_subgames(
@@ -129,6 +131,7 @@ def solve_children(
     result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]))
     average = leaves.scatter(*result.root_values)
     current = leaves.scatter(*result.current_root_values)
+    reach = leaves.reach(belief[0][None], belief[1][None])
     tree = leaves.tree
     return SolvedRows(
         tree=tree,
@@ -138,4 +141,5 @@ def solve_children(
         target=(average[0][0], average[1][0]),
         target_current=(current[0][0], current[1][0]),
         mass=(mass[0], mass[1]),
+        cf_reach=(reach[0][0], reach[1][0]),
     )

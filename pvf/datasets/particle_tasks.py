@@ -39,6 +39,9 @@ Sample i of a `ParticleSpec`:
      in (one particle each, mostly) would carry that factor, which no
      input of the network reveals (measured: targets up to 5.8·10⁶ in
      Goofspiel-13 at move 10 with K = 32, against |u| ≤ 1 here).
+     `cf_reach` is the row's counterfactual reach in the subgame
+     (`pvf.solvers.counterfactual_reach`: Σ over its root histories of
+     π_c·σ_{−n}), which bounds its target (|target| ≤ cf_reach·max|u|).
   4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
      the sample's public state and its rows' infostates only.
 """
@@ -62,6 +65,7 @@ from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.sequence_form import build_sequence_game
 
 
@@ -72,7 +76,7 @@ class ParticleShard(SampleColumns):
     trunk: [n] sample ids; offset: [n + 1] row offsets from 0.
     public_features: [n, Fp] float32; private_features: [m, Fq] float32 (row order).
     player: [m] int8; slot: [m] int32 position within the player's block of the sample.
-    belief, target, target_current, mass: [m] float64.
+    belief, target, target_current, mass, cf_reach: [m] float64.
     particles: [n] distinct particles; dead: [n] draws with weight 0; histories: [n] subgame size.
     """
 
@@ -86,6 +90,7 @@ class ParticleShard(SampleColumns):
     target: np.ndarray
     target_current: np.ndarray
     mass: np.ndarray
+    cf_reach: np.ndarray
     particles: np.ndarray
     dead: np.ndarray
     histories: np.ndarray
@@ -153,6 +158,7 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
         "target": np.concatenate(target),
         "target_current": np.concatenate(solved.target_current),
         "mass": np.concatenate(solved.mass),
+        "cf_reach": np.concatenate(solved.cf_reach),
         "private": np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]),
         "slot": np.concatenate([np.arange(len(i), dtype=np.int32) for i in solved.infostates]),
         "public": public,
@@ -172,8 +178,11 @@ def _solve_particle_rows(spec: ParticleSpec, loaded: LoadedGame, sample) -> Solv
         sigma.append(np.array([own[n][key][0] for key in keys]))
         mass.append(np.array([own[n][key][1] for key in keys]))
     values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
+    columns = tuple(np.searchsorted(infos[n], tree.infostate[roots, n]) for n in (0, 1))
+    reach = CounterfactualReach(columns, tree.chance_reach[roots], (len(infos[0]), len(infos[1])))
+    cf_reach = reach(sigma[0][None], sigma[1][None])
     return SolvedRows(tree, int(tree.public_state[roots[0]]), infos, tuple(sigma), values(result.root_values),
-                      values(result.current_root_values), tuple(mass))
+                      values(result.current_root_values), tuple(mass), (cf_reach[0][0], cf_reach[1][0]))
 
 
 def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
@@ -217,6 +226,7 @@ def run_particle_task(spec: ParticleSpec, task: Task) -> ParticleShard:
         target=cat("target"),
         target_current=cat("target_current"),
         mass=cat("mass"),
+        cf_reach=cat("cf_reach"),
         particles=np.array([s["stats"][0] for s in samples], dtype=np.int64),
         dead=np.array([s["stats"][1] for s in samples], dtype=np.int64),
         histories=np.array([s["stats"][2] for s in samples], dtype=np.int64),

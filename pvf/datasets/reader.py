@@ -47,7 +47,7 @@ class PBSDataset:
     leaf_public_states: [L] int64.
     trunk, public_state: [N] int64; offset: [N + 1] int64.
     player: [M] int8; index: [M] int64; slot: [M] int32.
-    belief, target, target_current: [M] float64.
+    belief, target, target_current: [M] float64; cf_reach: [M] float64 or None.
     public_features: [P, Fp] float32; private_features: per player [I_n, Fq] float32.
     """
 
@@ -179,6 +179,21 @@ class PBSDataset:
     target_current = _dataset(schema.ROW_DATASETS["target_current"][0])
     public_features = _dataset(schema.FEATURES_PUBLIC)
     private_features = cached_property(lambda self: tuple(self._read(p) for p in schema.FEATURES_PRIVATE))
+
+    @property
+    def has_cf_reach(self) -> bool:
+        return schema.PARTICLE_DATASETS["cf_reach"][0] in self._file
+
+    @cached_property
+    def cf_reach(self) -> np.ndarray | None:
+        """[M] each row's counterfactual reach (particle files since it was added), None where the file has none."""
+        path = schema.PARTICLE_DATASETS["cf_reach"][0]
+        if not self.has_cf_reach:
+            return None
+        values = self._read(path)
+        if values.shape != (self.num_rows,) or not np.isfinite(values).all():
+            raise PvfError(f"{self.path}: /{path} is not one finite value per row; the file is corrupted")
+        return values
 
     def zero_sum_residual(self, current: bool = False) -> np.ndarray:
         """[N] Σ belief·target over each sample's infostates of both players (0 for exact zero-sum)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.games.public_tree import PublicTree
+from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import best_response_values
 
@@ -32,6 +33,8 @@ class LeafSubgames:
         infostates of `tree` (e.g. a trunk's leaf infostates).
     game: the sequence game (rooted at a chance node over `root_histories`).
     root_position: per player [R_n] column of each of the game's root infostates.
+    reach: the counterfactual reach of the columns, root weights as chance reach
+        (`reach(b1 [B, J1], b2 [B, J2])`, beliefs in column order).
     """
 
     def __init__(self, tree: PublicTree, root_histories: np.ndarray, root_weights: np.ndarray,
@@ -44,6 +47,11 @@ class LeafSubgames:
             order = np.argsort(columns[n], kind="stable")
             roots = self.game.players[n].root_infostates
             self.root_position.append(order[np.searchsorted(columns[n][order], roots)])
+        history_columns = tuple(
+            self.root_position[n][np.searchsorted(self.game.players[n].root_infostates, tree.infostate[root_histories, n])]
+            for n in (0, 1)
+        )
+        self.reach = CounterfactualReach(history_columns, root_weights, self.num_columns)
 
     def root_beliefs(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The game's root beliefs ([B, R1], [B, R2]) from beliefs in column order ([B, J1], [B, J2])."""

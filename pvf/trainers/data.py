@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 from torch.utils.data import Dataset
@@ -37,6 +37,7 @@ class PbsSample(TypedDict):
     belief: np.ndarray  # [n] float32 reach of the infostate
     target: np.ndarray  # [n] float32 counterfactual value
     private: np.ndarray  # [n, Fq] float32 private features
+    cf_reach: NotRequired[np.ndarray]  # [n] float32 counterfactual reach (0 where the file has none)
 
 
 class _Columns:
@@ -52,6 +53,8 @@ class _Columns:
             self.belief = ds.belief.astype(np.float32)
             self.target = values.astype(np.float32)
             self.public = ds.public_features
+            reach = ds.cf_reach
+            self.cf_reach = np.zeros(len(self.player), dtype=np.float32) if reach is None else reach.astype(np.float32)
             private = ds.private_features
             self.private = np.empty((len(self.player), private[0].shape[1]), dtype=np.float32)  # [M, Fq]
             for n in (0, 1):
@@ -94,6 +97,7 @@ class PbsTorchDataset(Dataset):
             belief=c.belief[lo:hi],
             target=c.target[lo:hi],
             private=c.private[lo:hi],
+            cf_reach=c.cf_reach[lo:hi],
         )
 
     def __getitems__(self, indices: list[int]) -> PbsRows:
@@ -110,6 +114,7 @@ class PbsTorchDataset(Dataset):
             belief=c.belief[index],
             target=c.target[index],
             private=c.private[index],
+            cf_reach=c.cf_reach[index],
         )
 
 
@@ -117,7 +122,7 @@ def _flatten(samples: list[PbsSample]) -> PbsRows:
     return PbsRows(
         counts=np.array([len(s["belief"]) for s in samples]),
         public=np.stack([s["public"] for s in samples]),
-        **{k: np.concatenate([s[k] for s in samples]) for k in ("player", "slot", "belief", "target", "private")},
+        **{k: np.concatenate([s[k] for s in samples]) for k in samples[0] if k != "public"},
     )
 
 

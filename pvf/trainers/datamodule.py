@@ -36,6 +36,9 @@ class PbsDataModule(pl.LightningDataModule):
     normalize: beliefs normalised per player, targets divided by the
         opponent's belief mass (`pvf.valuefn.encoding`); losses are then in
         normalised units. False: raw reaches and values, as the authors trained.
+    reach_feature: particle nets also take each row's counterfactual reach
+        (`/infostates/cf_reach`) as an input where the file has one; false
+        ignores it (the nets of files written before it).
     """
 
     def __init__(
@@ -47,6 +50,7 @@ class PbsDataModule(pl.LightningDataModule):
         split_seed: int = 0,
         num_workers: int = 0,
         normalize: bool = True,
+        reach_feature: bool = True,
     ) -> None:
         super().__init__()
         if batch_size < 1:
@@ -54,7 +58,7 @@ class PbsDataModule(pl.LightningDataModule):
         if num_workers < 0:
             raise PvfError(f"data.num_workers must be non-negative, got {num_workers}")
         self.save_hyperparameters()
-        self.layout = DataLayout.from_file(path, target, normalize)
+        self.layout = DataLayout.from_file(path, target, normalize, reach_feature)
         self.collate = PbsCollate()
         self.train_set: PbsTorchDataset | None = None
         self.val_set: PbsTorchDataset | None = None

@@ -33,4 +33,4 @@ class Attention(ParticleEncoding):
     activation: str = "relu"
 
     def build(self, layout: DataLayout) -> AttentionVF:
-        return AttentionVF(feature_dim=feature_dim(layout.public_dim, layout.private_dim), public_dim=layout.public_dim, **vars(self))
+        return AttentionVF(feature_dim=feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature), public_dim=layout.public_dim, **vars(self))

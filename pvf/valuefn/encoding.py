@@ -16,12 +16,15 @@ conventions are fixed here, once, for training and for the leaves alike:
    and the opponent's values are 0.
 2. Slots (`input_slot`): player 1's infostate in slot k of its public
    state is input slot k, player 2's is K1max + k.
-3. Particle features (`particle_features`): [public, private, player one-hot].
+3. Particle features (`particle_features`): [public, private, player one-hot],
+   and, for data with a counterfactual-reach column (`DataLayout.reach_feature`),
+   the infostate's counterfactual reach scaled as its target is (divided by
+   the opponent's mass when normalised), so |target| ≤ reach·max|u|.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -38,6 +41,7 @@ class PbsRows(TypedDict):
     belief: np.ndarray  # [n] reach of the infostate
     target: np.ndarray  # [n] counterfactual value (zeros where there is none, e.g. at the leaves)
     private: np.ndarray  # [n, Fq] private features
+    cf_reach: NotRequired[np.ndarray]  # [n] counterfactual reach (`pvf.solvers.counterfactual_reach`)
 
 
 def normalize_beliefs(
@@ -64,20 +68,22 @@ def input_slot(player: np.ndarray, slot: np.ndarray, max_slots: tuple[int, int])
     return slot + np.where(player == 1, max_slots[0], 0)
 
 
-def feature_dim(public_dim: int, private_dim: int) -> int:
-    """Width of a particle's feature vector: Fp + Fq + 2."""
-    return public_dim + private_dim + PLAYER_FEATURES
+def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False) -> int:
+    """Width of a particle's feature vector: Fp + Fq + 2 (+ 1 with the counterfactual reach)."""
+    return public_dim + private_dim + PLAYER_FEATURES + int(reach_feature)
 
 
-def particle_features(public: np.ndarray, private: np.ndarray, player: np.ndarray) -> np.ndarray:
-    """[n, Fp + Fq + 2] float32 feature vector of each particle: [public, private, player one-hot].
+def particle_features(public: np.ndarray, private: np.ndarray, player: np.ndarray,
+                      reach: np.ndarray | None = None) -> np.ndarray:
+    """[n, Fp + Fq + 2 (+ 1)] float32 feature vector of each particle: [public, private, player one-hot (, reach)].
 
-    public: [n, Fp] its public state's features; private: [n, Fq]; player: [n] 0 or 1.
+    public: [n, Fp] its public state's features; private: [n, Fq]; player: [n] 0 or 1;
+    reach: [n] its counterfactual reach as the net sees it (`normalized_rows`), or None.
     """
-    return np.concatenate(
-        [public.astype(np.float32, copy=False), private.astype(np.float32, copy=False), np.eye(2, dtype=np.float32)[player]],
-        axis=1,
-    )
+    parts = [public.astype(np.float32, copy=False), private.astype(np.float32, copy=False), np.eye(2, dtype=np.float32)[player]]
+    if reach is not None:
+        parts.append(np.asarray(reach, dtype=np.float32)[:, None])
+    return np.concatenate(parts, axis=1)
 
 
 def positions(counts: np.ndarray) -> np.ndarray:
@@ -85,12 +91,15 @@ def positions(counts: np.ndarray) -> np.ndarray:
     return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def normalized_rows(rows: PbsRows, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(beliefs [n], targets [n]) as the nets see them: normalised per PBS and player, targets
-    divided by the opponent's mass (`normalize`), or as they are."""
+def normalized_rows(rows: PbsRows, normalize: bool, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(beliefs [n], targets [n], counterfactual reach [n] or None) as the nets see them: beliefs
+    normalised per PBS and player, targets and reach divided by the opponent's mass (`normalize`),
+    or as they are; the reach only if asked (`reach`)."""
     belief, target = rows["belief"], rows["target"]
+    cf_reach = rows["cf_reach"] if reach else None
     if not normalize:
-        return belief, target
+        return belief, target, cf_reach
     sample = np.repeat(np.arange(len(rows["counts"])), rows["counts"])
     belief, scale = normalize_beliefs(belief, rows["player"], sample, len(rows["counts"]))
-    return belief, np.divide(target, scale, out=np.zeros_like(target), where=scale > 0)
+    divide = lambda x: np.divide(x, scale, out=np.zeros_like(x), where=scale > 0)  # noqa: E731
+    return belief, divide(target), None if cf_reach is None else divide(cf_reach)

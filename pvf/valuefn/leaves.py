@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.games.features import FeatureTables
+from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.trunk_solver import Trunk
 from pvf.valuefn.encoding import normalize_beliefs
 
@@ -33,10 +34,11 @@ class TrunkLeaves:
     private: per player [J_n, Fq] private features of each leaf infostate.
     normalize: queries are normalised per leaf public state and player, and
         values multiplied back by the opponent's mass.
+    reach: the leaf infostates' counterfactual reach (None unless `reach_feature`).
     """
 
     def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False,
-                 slots: tuple[np.ndarray, np.ndarray] | None = None):
+                 slots: tuple[np.ndarray, np.ndarray] | None = None, reach_feature: bool = False):
         game = trunk.game
         self.normalize = normalize
         L = len(game.leaf_public_states)
@@ -52,6 +54,7 @@ class TrunkLeaves:
             self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n]))
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
+        self.reach = _leaf_reach(trunk, self.sizes) if reach_feature else None
 
     def flat(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The net's beliefs [B, J1 + J2 + 1] in one row per problem (a zero at the
@@ -68,6 +71,23 @@ class TrunkLeaves:
         flat[:, : self.pad] = beliefs.reshape(B, self.pad)
         return flat, scale.reshape(B, self.pad)
 
+    def cf_reach(self, flat: np.ndarray) -> np.ndarray:
+        """[B, J1 + J2 + 1] the counterfactual reach of each column of `flat` (its beliefs; 0 in the last)."""
+        c1, c2 = self.reach(flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad])
+        return np.concatenate([c1, c2, np.zeros((flat.shape[0], 1))], axis=1)
+
     def split(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Values [B, ≥ J1 + J2] in `flat`'s columns as ([B, J1], [B, J2])."""
         return values[:, : self.sizes[0]], values[:, self.sizes[0] : self.pad]
+
+
+def _leaf_reach(trunk: Trunk, sizes: tuple[int, int]) -> CounterfactualReach:
+    """The counterfactual reach over the trunk's leaf histories, in leaf-infostate columns."""
+    tree, game = trunk.tree, trunk.game
+    histories = trunk.leaf_histories()
+    columns = []
+    for n in (0, 1):
+        column = np.full(tree.num_infostates(n), -1, dtype=np.int64)
+        column[game.leaf_infostates[n]] = np.arange(sizes[n])
+        columns.append(column[tree.infostate[histories, n]])
+    return CounterfactualReach((columns[0], columns[1]), tree.chance_reach[histories], sizes)

@@ -24,6 +24,7 @@ import torch
 from torch import Tensor, nn
 
 from pvf.datasets.layout import DataLayout
+from pvf.errors import PvfError
 from pvf.nets.particle import ParticleVF
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
 from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, particle_features, positions
@@ -34,12 +35,12 @@ class ParticleEncoding(Architecture):
     """Base of the particle architectures: nets called as `net(beliefs, features, public, mask)`."""
 
     def encode_batch(self, rows: PbsRows, layout: DataLayout) -> Batch:
-        """`beliefs, targets, mask: [B, N]`, `features: [B, N, Fp + Fq + 2]`, `public: [B, Fp]`."""
+        """`beliefs, targets, mask: [B, N]`, `features: [B, N, Fp + Fq + 2 (+ 1 with the reach)]`, `public: [B, Fp]`."""
         counts, public, player = rows["counts"], rows["public"], rows["player"]
-        belief, target = normalized_rows(rows, layout.normalize)
+        belief, target, reach = normalized_rows(rows, layout.normalize, layout.reach_feature)
         B, N = len(counts), int(counts.max())
         sample, position = np.repeat(np.arange(B), counts), positions(counts)
-        feats = particle_features(public[sample], rows["private"], player)
+        feats = particle_features(public[sample], rows["private"], player, reach)
         features = np.zeros((B, N, feats.shape[1]), dtype=np.float32)
         features[sample, position] = feats
         dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
@@ -57,6 +58,16 @@ class ParticleEncoding(Architecture):
     def predict(self, net: nn.Module, batch: Batch) -> tuple[Tensor, Tensor, Tensor]:
         values = net(batch["beliefs"], batch["features"], batch["public"], batch["mask"])
         return values, batch["targets"], batch["mask"]
+
+    def check_layout(self, trained: DataLayout, other: DataLayout) -> None:
+        super().check_layout(trained, other)
+        if trained.reach_feature != other.reach_feature:
+            raise PvfError(
+                "value function takes each infostate's counterfactual reach as an input; the data has none "
+                "(regenerate it with this pvf)" if trained.reach_feature else
+                "value function was trained without the counterfactual-reach input; load the data with "
+                "data.reach_feature false"
+            )
 
     def leaf_encoder(self, leaves: TrunkLeaves, layout: DataLayout, device: Any) -> LeafEncoder:
         return _ParticleLeaves(leaves, device)
@@ -89,7 +100,7 @@ class Particle(ParticleEncoding):
 
     def build(self, layout: DataLayout) -> ParticleVF:
         return ParticleVF(
-            feature_dim=feature_dim(layout.public_dim, layout.private_dim),
+            feature_dim=feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature),
             public_dim=layout.public_dim,
             basis_dim=self.basis_dim if self.basis_dim is not None else layout.num_slots,
             basis_layers=self.basis_layers,
@@ -105,7 +116,8 @@ class Particle(ParticleEncoding):
 
 class _ParticleLeaves:
     """gather: [L, N] column of the flat reaches feeding each particle (padding: the zero column).
-    mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk.
+    mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk (the
+    counterfactual reach, for nets that take it, is appended per query: `TrunkLeaves.cf_reach`).
     scatter: (output index [P], flat column [P]) of the P particles."""
 
     def __init__(self, leaves: TrunkLeaves, device: Any):
@@ -125,6 +137,7 @@ class _ParticleLeaves:
         feats = np.zeros((L, N, private.shape[1] + leaves.public.shape[1] + 2), dtype=np.float32)
         feats[block, position] = particle_features(leaves.public[block], private, player)
         self.scatter = (block * N + position, index)
+        self.leaves = leaves
         self.pad = leaves.pad
         self.device = device
         self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
@@ -134,7 +147,11 @@ class _ParticleLeaves:
     def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
         B, (L, N) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
-        values = net(beliefs, tile(self.features, B), tile(self.public, B), tile(self.mask, B))
+        features = tile(self.features, B)
+        if self.leaves.reach is not None:
+            reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
+            features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
+        values = net(beliefs, features, tile(self.public, B), tile(self.mask, B))
         values = values.reshape(B, L * N).double().cpu().numpy()
         out = np.zeros((B, self.pad))
         out[:, self.scatter[1]] = values[:, self.scatter[0]]

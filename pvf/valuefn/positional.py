@@ -64,7 +64,7 @@ class Positional(Architecture):
         counts, player, slot = rows["counts"], rows["player"], rows["slot"]
         if (slot >= np.asarray(layout.max_slots)[player]).any():
             raise PvfError(f"an infostate slot lies outside the layout's slots {list(layout.max_slots)}")
-        belief, target = normalized_rows(rows, layout.normalize)
+        belief, target, _ = normalized_rows(rows, layout.normalize)
         B, S = len(counts), layout.num_slots
         sample = np.repeat(np.arange(B), counts)
         slot = input_slot(player, slot, layout.max_slots)

@@ -141,6 +141,22 @@ def test_positional_value_functions_refuse_particle_files(reference):
         architecture("positional").build(big)
 
 
+def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(reference):
+    """Files with `/infostates/cf_reach` give particle nets one more input; a net trained with it refuses data without
+    it, and the other way round, in one line; `reach_feature=False` reads such a file as one without."""
+    layout = DataLayout.from_file(reference)
+    plain = DataLayout.from_file(reference, reach_feature=False)
+    assert layout.reach_feature and not plain.reach_feature
+    particle = architecture("particle")
+    widths = [particle.build(x).change_basis[0].in_features for x in (layout, plain)]
+    assert widths[0] == widths[1] + 1
+    particle.check_layout(layout, DataLayout.from_dict(layout.to_dict()))
+    with pytest.raises(PvfError, match="counterfactual reach as an input; the data has none"):
+        particle.check_layout(layout, plain)
+    with pytest.raises(PvfError, match="without the counterfactual-reach input"):
+        particle.check_layout(plain, layout)
+
+
 def test_positional_bound_is_the_papers_table_1():
     """Lemma 2 (app. A), 13 cards: 7,139 infostates at depth 4 and 4.0·10⁶ at depth 8, as Table 1."""
     g13 = "goofspiel(num_cards=13,imp_info=True,points_order=descending)"
@@ -161,7 +177,8 @@ def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, c
 
 def _enumerated_targets(tree, full, ds, i, depth, iterations):
     """(the file's targets of sample i, the enumerated solver's values of the same infostates with the rows' beliefs,
-    the number of histories joining two row infostates)."""
+    the number of histories joining two row infostates, each row's counterfactual reach summed over the enumerated
+    public state's histories: Σ_{h∈s} π_c(h)·b_{−n}(h))."""
     (pub,) = [p for p in tree.public_states_at_depth(depth) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
     solver = LeafSolver(tree, np.array([pub]), iterations)
     rows = range(ds.offset[i], ds.offset[i + 1])
@@ -173,12 +190,19 @@ def _enumerated_targets(tree, full, ds, i, depth, iterations):
         beliefs[n][0, column[-1]] = ds.belief[r]
     where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
     joined = sum(all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in tree.histories_in(pub))
+    reach = [np.zeros(len(solver.infostates[n])) for n in (0, 1)]
+    for h in tree.histories_in(pub):
+        c = [where[n][int(tree.infostate[h, n])] for n in (0, 1)]
+        for n in (0, 1):
+            reach[n][c[n]] += tree.chance_reach[h] * beliefs[1 - n][0, c[1 - n]]
     values = solver.solve(tuple(beliefs)).average
-    return ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined
+    return (ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined,
+            np.array([reach[int(ds.player[r])][c] for r, c in zip(rows, column)]))
 
 
 def _against_enumerated(spec, tmp_path):
-    """Write `spec`'s file; yield (dataset, sample i, its targets, the enumerated values, joined histories) per sample."""
+    """Write `spec`'s file; yield (dataset, sample i, its targets, the enumerated values, joined histories, enumerated
+    counterfactual reach) per sample."""
     path = tmp_path / "compare.h5"
     generate_particles(spec, path, progress=False)
     tree = cached_tree(spec.game)
@@ -189,15 +213,24 @@ def _against_enumerated(spec, tmp_path):
             yield (ds, i, *_enumerated_targets(tree, full, ds, i, spec.depth, spec.cfr_iterations))
 
 
+def _check_reach(ds, i, targets, reach):
+    """The file's counterfactual reach of sample i's rows is the enumerated one, and bounds the targets
+    (|u| ≤ 1 in Goofspiel's win/loss; Leduc's largest pot is 13 chips each)."""
+    rows = slice(ds.offset[i], ds.offset[i + 1])
+    np.testing.assert_allclose(ds.cf_reach[rows], reach, rtol=0, atol=1e-12)
+    assert np.all(np.abs(targets) <= 13 * reach + 1e-12)
+
+
 @pytest.mark.parametrize("game, depth", [(GOOF5, 2), ("leduc_poker", 5)])
 def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_path, game, depth):
     """Each row's target is the enumerated solver's value of that row's infostate in the PBS whose beliefs are the
     rows' (zero elsewhere), although the particles are a few of that PBS's histories (the paper, sec. 5.1)."""
     spec = replace(SPEC, game=game, depth=depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
     sparse = 0
-    for ds, i, targets, enumerated, joined in _against_enumerated(spec, tmp_path):
+    for ds, i, targets, enumerated, joined, reach in _against_enumerated(spec, tmp_path):
         sparse += joined > ds._read("samples/particles")[i]
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+        _check_reach(ds, i, targets, reach)
     assert sparse >= 3  # most samples' PBS holds histories that were not drawn
 
 
@@ -206,7 +239,7 @@ def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
     enumerated PBS values where the particles cover that PBS, and differ where they do not."""
     spec = replace(SPEC, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
     covered = differ = 0
-    for ds, i, targets, enumerated, joined in _against_enumerated(spec, tmp_path):
+    for ds, i, targets, enumerated, joined, _ in _against_enumerated(spec, tmp_path):
         if joined == ds._read("samples/particles")[i]:
             covered += 1
             np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-4)
@@ -223,8 +256,9 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
     spec = replace(SPEC, game=game, depth=depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
                    sampling=SamplingConfig(p_pure=0.5))
     zero = 0
-    for ds, i, targets, enumerated, _ in _against_enumerated(spec, tmp_path):
+    for ds, i, targets, enumerated, _, reach in _against_enumerated(spec, tmp_path):
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
+        _check_reach(ds, i, targets, reach)
         rows = slice(ds.offset[i], ds.offset[i + 1])
         zero += int(np.sum(ds.belief[rows] == 0))
         assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
