@@ -27,8 +27,9 @@ strategy in place of the iterate:
      `pvf.evaluation.induced_targets`): counterfactual values, own reach
      excluded, so a zero-belief infostate's target is its value against the
      opponent's belief (what its player's trunk regrets need).
-  4. `cf_reach` is each row's counterfactual reach in that PBS; `mass` is the importance-weighted estimate of each infostate's reach,
-     Σ over drawn particles k and their continuations c into it of w_k·p(c).
+  4. `cf_reach` is each row's counterfactual reach in that PBS; `mass`
+     is the importance-weighted estimate of each infostate's reach, Σ over
+     drawn particles k and their continuations c into it of w_k·p(c).
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ and one solve (CFR+: `pvf.datasets.targets`, CFR+ or LP:
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from pvf.games.public_tree import PublicTree
@@ -29,8 +31,8 @@ from pvf.solvers.sequence_ops import best_response_values
 class LeafSubgames:
     """The union of the subgames at `root_histories` of `tree`.
 
-    tree, root_histories [R], columns: as given; columns: per player [J_n] the callers'
-        infostates of `tree` (e.g. a trunk's leaf infostates).
+    tree, root_histories [R], root_weights [R], columns: as given; columns: per player [J_n]
+        the callers' infostates of `tree` (e.g. a trunk's leaf infostates).
     game: the sequence game (rooted at a chance node over `root_histories`).
     root_position: per player [R_n] column of each of the game's root infostates.
     reach: the counterfactual reach of the columns, root weights as chance reach
@@ -47,11 +49,16 @@ class LeafSubgames:
             order = np.argsort(columns[n], kind="stable")
             roots = self.game.players[n].root_infostates
             self.root_position.append(order[np.searchsorted(columns[n][order], roots)])
+        self.root_weights = root_weights
+
+    @cached_property
+    def reach(self) -> CounterfactualReach:
+        """Built on first use: only particle datasets ask for it, not every leaf solve."""
         history_columns = tuple(
-            self.root_position[n][np.searchsorted(self.game.players[n].root_infostates, tree.infostate[root_histories, n])]
+            self.root_position[n][np.searchsorted(self.game.players[n].root_infostates, self.tree.infostate[self.root_histories, n])]
             for n in (0, 1)
         )
-        self.reach = CounterfactualReach(history_columns, root_weights, self.num_columns)
+        return CounterfactualReach(history_columns, self.root_weights, self.num_columns)
 
     def root_beliefs(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The game's root beliefs ([B, R1], [B, R2]) from beliefs in column order ([B, J1], [B, J2])."""
