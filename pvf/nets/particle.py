@@ -14,6 +14,11 @@ the real ones. With K = `basis_dim`, one forward pass (paper, sec. 5.2):
    `output="concatenation"` (app. C) value_j = projection_regression(
    [basis_j, y]), an MLP `[2K] -> [1]` (`projection_layers`, default 2,
    hidden width 2K as in app. C's construction). Padded particles get 0.
+6. With `reach_output=True` the last feature of each particle is its
+   counterfactual reach c_j (`pvf.valuefn.encoding`), and value_j is c_j
+   times step 5's output: the net predicts value per unit of reach, which
+   |value_j| <= c_j * max|u| bounds, instead of a value that spans orders
+   of magnitude across a PBS's rows.
 
 Paper's text (app. F): change basis 3 layers of width 3 x input, regression
 as the positional net (5 layers, width 5 x input). Authors' run: change
@@ -52,6 +57,7 @@ class ParticleVF(ConfigurableModule):
         projection_layers: int = 2,
         projection_hidden_multiplier: float = 1.0,
         projection_hidden_width: int | None = None,
+        reach_output: bool = False,
     ) -> None:
         super().__init__()
         if output not in OUTPUTS:
@@ -71,7 +77,9 @@ class ParticleVF(ConfigurableModule):
             "projection_layers": projection_layers,
             "projection_hidden_multiplier": projection_hidden_multiplier,
             "projection_hidden_width": projection_hidden_width,
+            "reach_output": reach_output,
         }
+        self.reach_output = reach_output
         self.output = output
         self.change_basis = build_mlp(
             feature_dim, basis_dim, basis_layers, basis_hidden_multiplier, basis_hidden_width, activation
@@ -99,7 +107,7 @@ class ParticleVF(ConfigurableModule):
 
     def forward(self, beliefs: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
         """beliefs: [B, N] reach of each particle's infostate;
-        features: [B, N, F] per-infostate feature vectors;
+        features: [B, N, F] per-infostate feature vectors (the last: the counterfactual reach, with `reach_output`);
         public: [B, Fp] public-state features;
         mask: [B, N] bool, True for real particles, False for padding.
         Returns values [B, N], exactly 0 where `mask` is False."""
@@ -113,4 +121,6 @@ class ParticleVF(ConfigurableModule):
         else:
             pairs = torch.cat([basis, y.unsqueeze(1).expand_as(basis)], dim=-1)  # [B, N, 2K]
             values = self.projection_regression(pairs).squeeze(-1)
+        if self.reach_output:
+            values = values * features[..., -1]
         return torch.where(mask, values, 0.0)

@@ -83,6 +83,9 @@ class Particle(ParticleEncoding):
     the positional net (5 layers, width 5 × input). The authors' run: change
     basis 4 layers, regression 3 layers of width 3K. `output="concatenation"`
     is app. C's variant.
+    reach_output: the net predicts each value per unit of the infostate's
+        counterfactual reach and multiplies it back (`ParticleVF`, step 6);
+        needs data with the reach input (`DataLayout.reach_feature`).
     """
 
     name = "particle"
@@ -97,8 +100,12 @@ class Particle(ParticleEncoding):
     regression_hidden_width: int | None = None
     activation: str = "relu"
     output: str = "projection"
+    reach_output: bool = False
 
     def build(self, layout: DataLayout) -> ParticleVF:
+        if self.reach_output and not layout.reach_feature:
+            raise PvfError("reach_output needs the counterfactual-reach input, which this data has not (reach_feature false "
+                           "or a file without /infostates/cf_reach); drop reach_output or regenerate the data with this pvf")
         return ParticleVF(
             feature_dim=feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature),
             public_dim=layout.public_dim,
@@ -111,6 +118,7 @@ class Particle(ParticleEncoding):
             regression_hidden_width=self.regression_hidden_width,
             activation=self.activation,
             output=self.output,
+            reach_output=self.reach_output,
         )
 
 

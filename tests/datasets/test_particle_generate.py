@@ -155,6 +155,10 @@ def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(refer
         particle.check_layout(layout, plain)
     with pytest.raises(PvfError, match="without the counterfactual-reach input"):
         particle.check_layout(plain, layout)
+    per_reach = architecture("particle", reach_output=True)
+    assert per_reach.build(layout).reach_output
+    with pytest.raises(PvfError, match="reach_output needs the counterfactual-reach input"):
+        per_reach.build(plain)
 
 
 def test_positional_bound_is_the_papers_table_1():

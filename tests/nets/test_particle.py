@@ -75,6 +75,22 @@ def test_projection_is_inner_product_with_basis():
 
 
 @pytest.mark.parametrize("output", ["projection", "concatenation"])
+def test_reach_output_scales_each_value_by_the_last_feature(output):
+    """`reach_output`: the same weights' values times each particle's last feature (its counterfactual reach), so a
+    particle with reach 0 gets 0 and |value| <= reach * |per-unit output|; padding stays 0."""
+    plain, scaled = make_net(output), make_net(output, reach_output=True)
+    scaled.load_state_dict(plain.state_dict())
+    beliefs, features, public, mask = make_inputs()
+    features[..., -1] = torch.rand(B, N, dtype=torch.float64)
+    features[0, 2, -1] = 0.0
+    mask[1, -1] = False
+    expected = plain(beliefs, features, public, mask) * features[..., -1]
+    out = scaled(beliefs, features, public, mask)
+    torch.testing.assert_close(out, expected, rtol=0, atol=1e-15)
+    assert out[0, 2] == 0 and out[1, -1] == 0 and scaled.config["reach_output"]
+
+
+@pytest.mark.parametrize("output", ["projection", "concatenation"])
 def test_gradients_reach_every_parameter(output):
     net = make_net(output)
     beliefs, features, public, mask = make_inputs()
