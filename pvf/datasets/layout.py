@@ -43,6 +43,11 @@ class DataLayout:
         (`pvf.solvers.counterfactual_reach`; in training the file's
         `/infostates/cf_reach`, at a trunk's leaves computed from the leaf
         histories) as one more input feature.
+    opponent_feature: particle nets take each infostate's mean opponent
+        private features over the histories it shares
+        (`CounterfactualReach.opponent_features`; the file's
+        `/infostates/cf_opponent`, at a trunk's leaves computed as the reach
+        is) as Fq more input features.
     """
 
     game: str
@@ -55,6 +60,7 @@ class DataLayout:
     particles: int = 0
     positional_inputs: int = 0
     reach_feature: bool = False
+    opponent_feature: bool = False
 
     @property
     def num_slots(self) -> int:
@@ -78,14 +84,16 @@ class DataLayout:
         fields["particles"] = int(data.get("particles", 0))
         fields["positional_inputs"] = int(data.get("positional_inputs", 0))
         fields["reach_feature"] = bool(data.get("reach_feature", False))
+        fields["opponent_feature"] = bool(data.get("opponent_feature", False))
         return cls(**fields)
 
     @classmethod
     def from_file(cls, path: str | Path, target: str = "average", normalize: bool = True,
-                  reach_feature: bool = True) -> DataLayout:
+                  reach_feature: bool = True, opponent_feature: bool = True) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns).
 
         reach_feature: use the file's counterfactual reach column as an input where it has one.
+        opponent_feature: use the file's mean opponent features as inputs where it has them.
         """
         with PBSDataset(path) as ds:
             check_target(ds, target)
@@ -101,6 +109,7 @@ class DataLayout:
                 particles=int(ds.attrs.get("particles", 0)),
                 positional_inputs=int(ds.attrs.get("positional_infostates", 0)),
                 reach_feature=reach_feature and ds.has_cf_reach,
+                opponent_feature=opponent_feature and ds.has_cf_opponent,
             )
 
 

@@ -45,6 +45,7 @@ from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, _child, _root_node
 from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.leaf_subgames import LeafSubgames
 
 
@@ -55,7 +56,7 @@ class SolvedRows:
     tree: a tree holding the PBS's histories; public_state: its index there.
     infostates: per player [J_n] tree infostates of the rows (player 1's, then player 2's).
     belief, target, target_current, mass: per player [J_n].
-    cf_reach: per player [J_n] counterfactual reach (`pvf.solvers.counterfactual_reach`) in the PBS solved.
+    reach: the PBS's `CounterfactualReach` over the rows' columns (the rows' reach and mean opponent features).
     """
 
     tree: PublicTree
@@ -65,7 +66,7 @@ class SolvedRows:
     target: tuple[np.ndarray, np.ndarray]
     target_current: tuple[np.ndarray, np.ndarray]
     mass: tuple[np.ndarray, np.ndarray]
-    cf_reach: tuple[np.ndarray, np.ndarray]
+    reach: CounterfactualReach
 
 
 def induced_subgames(
@@ -132,7 +133,6 @@ def solve_children(
     result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]))
     average = leaves.scatter(*result.root_values)
     current = leaves.scatter(*result.current_root_values)
-    reach = leaves.reach(belief[0][None], belief[1][None])
     tree = leaves.tree
     return SolvedRows(
         tree=tree,
@@ -142,5 +142,5 @@ def solve_children(
         target=(average[0][0], average[1][0]),
         target_current=(current[0][0], current[1][0]),
         mass=(mass[0], mass[1]),
-        cf_reach=(reach[0][0], reach[1][0]),
+        reach=leaves.reach,
     )

@@ -184,7 +184,7 @@ def _join(out: Path, shards: list[Path], spec: ParticleSpec) -> None:
         for name, (path, dtype) in schema.ROW_DATASETS.items():
             f.create_dataset(path, data=rows[name].astype(dtype), **schema.storage((len(rows[name]),)))
         for name, (path, dtype) in schema.PARTICLE_DATASETS.items():
-            f.create_dataset(path, data=cat[name].astype(dtype), **schema.storage((len(cat[name]),)))
+            f.create_dataset(path, data=cat[name].astype(dtype), **schema.storage(cat[name].shape))
         f.attrs.update(
             schema=schema.SCHEMA,
             schema_version=schema.SCHEMA_VERSION,

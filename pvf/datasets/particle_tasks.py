@@ -41,7 +41,9 @@ Sample i of a `ParticleSpec`:
      Goofspiel-13 at move 10 with K = 32, against |u| ≤ 1 here).
      `cf_reach` is the row's counterfactual reach in the subgame
      (`pvf.solvers.counterfactual_reach`: Σ over its root histories of
-     π_c·σ_{−n}), which bounds its target (|target| ≤ cf_reach·max|u|).
+     π_c·σ_{−n}), which bounds its target (|target| ≤ cf_reach·max|u|);
+     `cf_opponent` the mean of the opponent's private features over the
+     same histories and weights (`CounterfactualReach.opponent_features`).
   4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
      the sample's public state and its rows' infostates only.
 """
@@ -76,7 +78,7 @@ class ParticleShard(SampleColumns):
     trunk: [n] sample ids; offset: [n + 1] row offsets from 0.
     public_features: [n, Fp] float32; private_features: [m, Fq] float32 (row order).
     player: [m] int8; slot: [m] int32 position within the player's block of the sample.
-    belief, target, target_current, mass, cf_reach: [m] float64.
+    belief, target, target_current, mass, cf_reach: [m] float64; cf_opponent: [m, Fq] float32.
     particles: [n] distinct particles; dead: [n] draws with weight 0; histories: [n] subgame size.
     """
 
@@ -91,6 +93,7 @@ class ParticleShard(SampleColumns):
     target_current: np.ndarray
     mass: np.ndarray
     cf_reach: np.ndarray
+    cf_opponent: np.ndarray
     particles: np.ndarray
     dead: np.ndarray
     histories: np.ndarray
@@ -152,14 +155,19 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
     public, private = sample_features(solved.tree, observers, solved.public_state, solved.infostates)
     target = solved.target if spec.target == "average" else solved.target_current
     width = max(p.shape[1] for p in private)
+    private = [np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]
+    b = [solved.belief[n][None] for n in (0, 1)]
+    cf_reach = solved.reach(*b)
+    cf_opponent = solved.reach.opponent_features(*b, *private)
     return {
         "player": np.concatenate([np.full(len(solved.belief[n]), n, dtype=np.int8) for n in (0, 1)]),
         "belief": np.concatenate(solved.belief),
         "target": np.concatenate(target),
         "target_current": np.concatenate(solved.target_current),
         "mass": np.concatenate(solved.mass),
-        "cf_reach": np.concatenate(solved.cf_reach),
-        "private": np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]),
+        "cf_reach": np.concatenate([cf_reach[0][0], cf_reach[1][0]]),
+        "cf_opponent": np.concatenate([cf_opponent[0][0], cf_opponent[1][0]]),
+        "private": np.concatenate(private),
         "slot": np.concatenate([np.arange(len(i), dtype=np.int32) for i in solved.infostates]),
         "public": public,
         "stats": (len(sample.particles), sample.dead, solved.tree.num_histories),
@@ -180,9 +188,8 @@ def _solve_particle_rows(spec: ParticleSpec, loaded: LoadedGame, sample) -> Solv
     values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
     columns = tuple(np.searchsorted(infos[n], tree.infostate[roots, n]) for n in (0, 1))
     reach = CounterfactualReach(columns, tree.chance_reach[roots], (len(infos[0]), len(infos[1])))
-    cf_reach = reach(sigma[0][None], sigma[1][None])
     return SolvedRows(tree, int(tree.public_state[roots[0]]), infos, tuple(sigma), values(result.root_values),
-                      values(result.current_root_values), tuple(mass), (cf_reach[0][0], cf_reach[1][0]))
+                      values(result.current_root_values), tuple(mass), reach)
 
 
 def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
@@ -227,6 +234,7 @@ def run_particle_task(spec: ParticleSpec, task: Task) -> ParticleShard:
         target_current=cat("target_current"),
         mass=cat("mass"),
         cf_reach=cat("cf_reach"),
+        cf_opponent=cat("cf_opponent").astype(np.float32),
         particles=np.array([s["stats"][0] for s in samples], dtype=np.int64),
         dead=np.array([s["stats"][1] for s in samples], dtype=np.int64),
         histories=np.array([s["stats"][2] for s in samples], dtype=np.int64),

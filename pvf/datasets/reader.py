@@ -47,7 +47,7 @@ class PBSDataset:
     leaf_public_states: [L] int64.
     trunk, public_state: [N] int64; offset: [N + 1] int64.
     player: [M] int8; index: [M] int64; slot: [M] int32.
-    belief, target, target_current: [M] float64; cf_reach: [M] float64 or None.
+    belief, target, target_current: [M] float64; cf_reach: [M] float64 or None; cf_opponent: [M, Fq] float32 or None.
     public_features: [P, Fp] float32; private_features: per player [I_n, Fq] float32.
     """
 
@@ -193,6 +193,21 @@ class PBSDataset:
         values = self._read(path)
         if values.shape != (self.num_rows,) or not np.isfinite(values).all():
             raise PvfError(f"{self.path}: /{path} is not one finite value per row; the file is corrupted")
+        return values
+
+    @property
+    def has_cf_opponent(self) -> bool:
+        return schema.PARTICLE_DATASETS["cf_opponent"][0] in self._file
+
+    @cached_property
+    def cf_opponent(self) -> np.ndarray | None:
+        """[M, Fq] each row's mean opponent private features (particle files since they were added), or None."""
+        path = schema.PARTICLE_DATASETS["cf_opponent"][0]
+        if not self.has_cf_opponent:
+            return None
+        values = self._read(path)
+        if values.shape != (self.num_rows, self.private_features[0].shape[1]) or not np.isfinite(values).all():
+            raise PvfError(f"{self.path}: /{path} is not one finite feature vector per row; the file is corrupted")
         return values
 
     def zero_sum_residual(self, current: bool = False) -> np.ndarray:

@@ -79,6 +79,7 @@ ROW_DATASETS: dict[str, tuple[str, np.dtype]] = {
 PARTICLE_DATASETS: dict[str, tuple[str, np.dtype]] = {
     "mass": ("infostates/mass", np.dtype(np.float64)),
     "cf_reach": ("infostates/cf_reach", np.dtype(np.float64)),
+    "cf_opponent": ("infostates/cf_opponent", np.dtype(np.float32)),
     "particles": ("samples/particles", np.dtype(np.int64)),
     "dead": ("samples/dead_draws", np.dtype(np.int64)),
     "histories": ("samples/subgame_histories", np.dtype(np.int64)),

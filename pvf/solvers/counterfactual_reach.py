@@ -13,6 +13,16 @@ cannot compute; given c(s) as an input it need not (docs/particles.md
 measures the difference). One sparse matrix W [J₁, J₂], W[s₁, s₂] =
 Σ π_c(h) over the histories joining s₁ and s₂, gives both players':
 c₁ = b₂·Wᵀ, c₂ = b₁·W.
+
+The same pairs give what s knows of the opponent beyond c(s): the mean of
+the opponent's private features q_{−n} over the histories s shares,
+
+    q̄(s) = Σ_{h∈s} π_c(h)·b_{−n}(h)·q_{−n}(h) / c(s)   (0 where c(s) = 0),
+
+e.g. in Goofspiel how likely each card is still in the opponent's hand
+given s's bids and the public win sequence (`opponent_features`: W times
+the belief-weighted features, divided by c). It is a conditional mean, so
+it does not change when either belief is rescaled.
 """
 
 from __future__ import annotations
@@ -35,3 +45,21 @@ class CounterfactualReach:
 
     def __call__(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(self.matrix @ b2.T).T, np.asarray(self.matrix_t @ b1.T).T
+
+    def opponent_features(
+        self, b1: np.ndarray, b2: np.ndarray, q1: np.ndarray, q2: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(q̄₁ [B, J1, F], q̄₂ [B, J2, F]): each column's mean opponent features (module docstring).
+
+        b1: [B, J1], b2: [B, J2] beliefs; q1: [J1, F], q2: [J2, F] each column's private features.
+        """
+        return _conditional_mean(self.matrix, b2, q2), _conditional_mean(self.matrix_t, b1, q1)
+
+
+def _conditional_mean(matrix: sp.csr_matrix, belief: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """[B, J, F] Σ_j' M[j, j']·b[j']·q[j'] / Σ_j' M[j, j']·b[j'] for M [J, J'], b [B, J'], q [J', F]."""
+    B, (J, F) = belief.shape[0], (matrix.shape[0], features.shape[1])
+    weighted = (belief.T[:, :, None] * features[:, None, :]).reshape(belief.shape[1], B * F)  # [J', B·F]
+    total = np.asarray(matrix @ weighted).reshape(J, B, F).transpose(1, 0, 2)
+    mass = np.asarray(matrix @ belief.T).T[:, :, None]  # [B, J, 1]
+    return np.divide(total, mass, out=np.zeros_like(total), where=mass > 0)

@@ -38,6 +38,7 @@ class PbsSample(TypedDict):
     target: np.ndarray  # [n] float32 counterfactual value
     private: np.ndarray  # [n, Fq] float32 private features
     cf_reach: NotRequired[np.ndarray]  # [n] float32 counterfactual reach (0 where the file has none)
+    cf_opponent: NotRequired[np.ndarray]  # [n, Fq] float32 mean opponent features ([n, 0] where the file has none)
 
 
 class _Columns:
@@ -55,6 +56,8 @@ class _Columns:
             self.public = ds.public_features
             reach = ds.cf_reach
             self.cf_reach = np.zeros(len(self.player), dtype=np.float32) if reach is None else reach.astype(np.float32)
+            opponent = ds.cf_opponent
+            self.cf_opponent = np.zeros((len(self.player), 0), dtype=np.float32) if opponent is None else opponent
             private = ds.private_features
             self.private = np.empty((len(self.player), private[0].shape[1]), dtype=np.float32)  # [M, Fq]
             for n in (0, 1):
@@ -98,6 +101,7 @@ class PbsTorchDataset(Dataset):
             target=c.target[lo:hi],
             private=c.private[lo:hi],
             cf_reach=c.cf_reach[lo:hi],
+            cf_opponent=c.cf_opponent[lo:hi],
         )
 
     def __getitems__(self, indices: list[int]) -> PbsRows:
@@ -115,6 +119,7 @@ class PbsTorchDataset(Dataset):
             target=c.target[index],
             private=c.private[index],
             cf_reach=c.cf_reach[index],
+            cf_opponent=c.cf_opponent[index],
         )
 
 

@@ -39,6 +39,9 @@ class PbsDataModule(pl.LightningDataModule):
     reach_feature: particle nets also take each row's counterfactual reach
         (`/infostates/cf_reach`) as an input where the file has one; false
         ignores it (the nets of files written before it).
+    opponent_feature: particle nets also take each row's mean opponent
+        private features (`/infostates/cf_opponent`) where the file has them;
+        false ignores them.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class PbsDataModule(pl.LightningDataModule):
         num_workers: int = 0,
         normalize: bool = True,
         reach_feature: bool = True,
+        opponent_feature: bool = True,
     ) -> None:
         super().__init__()
         if batch_size < 1:
@@ -58,7 +62,7 @@ class PbsDataModule(pl.LightningDataModule):
         if num_workers < 0:
             raise PvfError(f"data.num_workers must be non-negative, got {num_workers}")
         self.save_hyperparameters()
-        self.layout = DataLayout.from_file(path, target, normalize, reach_feature)
+        self.layout = DataLayout.from_file(path, target, normalize, reach_feature, opponent_feature)
         self.collate = PbsCollate()
         self.train_set: PbsTorchDataset | None = None
         self.val_set: PbsTorchDataset | None = None

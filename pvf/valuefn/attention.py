@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from pvf.datasets.layout import DataLayout
 from pvf.nets.attention import AttentionVF
-from pvf.valuefn.encoding import feature_dim
-from pvf.valuefn.particle import ParticleEncoding
+from pvf.valuefn.particle import ParticleEncoding, particle_feature_dim
 
 
 @dataclass(eq=False, repr=False)
@@ -33,4 +32,4 @@ class Attention(ParticleEncoding):
     activation: str = "relu"
 
     def build(self, layout: DataLayout) -> AttentionVF:
-        return AttentionVF(feature_dim=feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature), public_dim=layout.public_dim, **vars(self))
+        return AttentionVF(feature_dim=particle_feature_dim(layout), public_dim=layout.public_dim, **vars(self))

@@ -17,9 +17,11 @@ conventions are fixed here, once, for training and for the leaves alike:
 2. Slots (`input_slot`): player 1's infostate in slot k of its public
    state is input slot k, player 2's is K1max + k.
 3. Particle features (`particle_features`): [public, private, player one-hot],
-   and, for data with a counterfactual-reach column (`DataLayout.reach_feature`),
-   the infostate's counterfactual reach scaled as its target is (divided by
-   the opponent's mass when normalised), so |target| ≤ reach·max|u|.
+   for data with mean opponent features (`DataLayout.opponent_feature`)
+   those next (a conditional mean: no scaling), and last, for data with a
+   counterfactual-reach column (`DataLayout.reach_feature`), the
+   infostate's counterfactual reach scaled as its target is (divided by the
+   opponent's mass when normalised), so |target| ≤ reach·max|u|.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class PbsRows(TypedDict):
     target: np.ndarray  # [n] counterfactual value (zeros where there is none, e.g. at the leaves)
     private: np.ndarray  # [n, Fq] private features
     cf_reach: NotRequired[np.ndarray]  # [n] counterfactual reach (`pvf.solvers.counterfactual_reach`)
+    cf_opponent: NotRequired[np.ndarray]  # [n, Fq] mean opponent private features (same module)
 
 
 def normalize_beliefs(
@@ -68,19 +71,23 @@ def input_slot(player: np.ndarray, slot: np.ndarray, max_slots: tuple[int, int])
     return slot + np.where(player == 1, max_slots[0], 0)
 
 
-def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False) -> int:
-    """Width of a particle's feature vector: Fp + Fq + 2 (+ 1 with the counterfactual reach)."""
-    return public_dim + private_dim + PLAYER_FEATURES + int(reach_feature)
+def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False, opponent_feature: bool = False) -> int:
+    """Width of a particle's feature vector: Fp + Fq + 2 (+ Fq with the mean opponent features, + 1 with the reach)."""
+    return public_dim + private_dim * (1 + int(opponent_feature)) + PLAYER_FEATURES + int(reach_feature)
 
 
 def particle_features(public: np.ndarray, private: np.ndarray, player: np.ndarray,
-                      reach: np.ndarray | None = None) -> np.ndarray:
-    """[n, Fp + Fq + 2 (+ 1)] float32 feature vector of each particle: [public, private, player one-hot (, reach)].
+                      reach: np.ndarray | None = None, opponent: np.ndarray | None = None) -> np.ndarray:
+    """[n, Fp + Fq + 2 (+ Fq) (+ 1)] float32 feature vector of each particle:
+    [public, private, player one-hot (, mean opponent features) (, reach)].
 
     public: [n, Fp] its public state's features; private: [n, Fq]; player: [n] 0 or 1;
-    reach: [n] its counterfactual reach as the net sees it (`normalized_rows`), or None.
+    reach: [n] its counterfactual reach as the net sees it (`normalized_rows`), or None;
+    opponent: [n, Fq] its mean opponent features, or None.
     """
     parts = [public.astype(np.float32, copy=False), private.astype(np.float32, copy=False), np.eye(2, dtype=np.float32)[player]]
+    if opponent is not None:
+        parts.append(opponent.astype(np.float32, copy=False))
     if reach is not None:
         parts.append(np.asarray(reach, dtype=np.float32)[:, None])
     return np.concatenate(parts, axis=1)

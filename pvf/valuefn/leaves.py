@@ -34,11 +34,13 @@ class TrunkLeaves:
     private: per player [J_n, Fq] private features of each leaf infostate.
     normalize: queries are normalised per leaf public state and player, and
         values multiplied back by the opponent's mass.
-    reach: the leaf infostates' counterfactual reach (None unless `reach_feature`).
+    reach: the leaf infostates' counterfactual reach (None unless `reach_feature` or `opponent_feature`).
+    opponent: whether nets take the mean opponent features (`cf_opponent`).
     """
 
     def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False,
-                 slots: tuple[np.ndarray, np.ndarray] | None = None, reach_feature: bool = False):
+                 slots: tuple[np.ndarray, np.ndarray] | None = None, reach_feature: bool = False,
+                 opponent_feature: bool = False):
         game = trunk.game
         self.normalize = normalize
         L = len(game.leaf_public_states)
@@ -54,7 +56,8 @@ class TrunkLeaves:
             self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n]))
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
-        self.reach = _leaf_reach(trunk, self.sizes) if reach_feature else None
+        self.reach = _leaf_reach(trunk, self.sizes) if reach_feature or opponent_feature else None
+        self.opponent = opponent_feature
 
     def flat(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The net's beliefs [B, J1 + J2 + 1] in one row per problem (a zero at the
@@ -75,6 +78,11 @@ class TrunkLeaves:
         """[B, J1 + J2 + 1] the counterfactual reach of each column of `flat` (its beliefs; 0 in the last)."""
         c1, c2 = self.reach(flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad])
         return np.concatenate([c1, c2, np.zeros((flat.shape[0], 1))], axis=1)
+
+    def cf_opponent(self, flat: np.ndarray) -> np.ndarray:
+        """[B, J1 + J2 + 1, Fq] the mean opponent features of each column of `flat` (its beliefs; 0 in the last)."""
+        q1, q2 = self.reach.opponent_features(flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad], *self.private)
+        return np.concatenate([q1, q2, np.zeros((flat.shape[0], 1, q1.shape[2]))], axis=1)
 
     def split(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Values [B, ≥ J1 + J2] in `flat`'s columns as ([B, J1], [B, J2])."""

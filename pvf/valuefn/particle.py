@@ -35,12 +35,13 @@ class ParticleEncoding(Architecture):
     """Base of the particle architectures: nets called as `net(beliefs, features, public, mask)`."""
 
     def encode_batch(self, rows: PbsRows, layout: DataLayout) -> Batch:
-        """`beliefs, targets, mask: [B, N]`, `features: [B, N, Fp + Fq + 2 (+ 1 with the reach)]`, `public: [B, Fp]`."""
+        """`beliefs, targets, mask: [B, N]`, `features: [B, N, F]` (`particle_feature_dim`), `public: [B, Fp]`."""
         counts, public, player = rows["counts"], rows["public"], rows["player"]
         belief, target, reach = normalized_rows(rows, layout.normalize, layout.reach_feature)
         B, N = len(counts), int(counts.max())
         sample, position = np.repeat(np.arange(B), counts), positions(counts)
-        feats = particle_features(public[sample], rows["private"], player, reach)
+        opponent = rows["cf_opponent"] if layout.opponent_feature else None
+        feats = particle_features(public[sample], rows["private"], player, reach, opponent)
         features = np.zeros((B, N, feats.shape[1]), dtype=np.float32)
         features[sample, position] = feats
         dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
@@ -68,9 +69,16 @@ class ParticleEncoding(Architecture):
                 "value function was trained without the counterfactual-reach input; load the data with "
                 "data.reach_feature false"
             )
+        if trained.opponent_feature != other.opponent_feature:
+            raise PvfError(
+                "value function takes each infostate's mean opponent features as inputs; the data has none "
+                "(regenerate it with this pvf)" if trained.opponent_feature else
+                "value function was trained without the mean-opponent-features input; load the data with "
+                "data.opponent_feature false"
+            )
 
     def leaf_encoder(self, leaves: TrunkLeaves, layout: DataLayout, device: Any) -> LeafEncoder:
-        return _ParticleLeaves(leaves, device)
+        return _ParticleLeaves(leaves, layout, device)
 
 
 @dataclass(eq=False, repr=False)
@@ -107,7 +115,7 @@ class Particle(ParticleEncoding):
             raise PvfError("reach_output needs the counterfactual-reach input, which this data has not (reach_feature false "
                            "or a file without /infostates/cf_reach); drop reach_output or regenerate the data with this pvf")
         return ParticleVF(
-            feature_dim=feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature),
+            feature_dim=particle_feature_dim(layout),
             public_dim=layout.public_dim,
             basis_dim=self.basis_dim if self.basis_dim is not None else layout.num_slots,
             basis_layers=self.basis_layers,
@@ -122,13 +130,19 @@ class Particle(ParticleEncoding):
         )
 
 
+def particle_feature_dim(layout: DataLayout) -> int:
+    """F, the width of a particle's features for data of this layout (`pvf.valuefn.encoding.feature_dim`)."""
+    return feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature, layout.opponent_feature)
+
+
 class _ParticleLeaves:
     """gather: [L, N] column of the flat reaches feeding each particle (padding: the zero column).
     mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk (the
-    counterfactual reach, for nets that take it, is appended per query: `TrunkLeaves.cf_reach`).
+    mean opponent features and the counterfactual reach, for nets that take them, are appended per query:
+    `TrunkLeaves.cf_opponent`, `TrunkLeaves.cf_reach`).
     scatter: (output index [P], flat column [P]) of the P particles."""
 
-    def __init__(self, leaves: TrunkLeaves, device: Any):
+    def __init__(self, leaves: TrunkLeaves, layout: DataLayout, device: Any):
         L = leaves.num_leaves
         # Particles of each leaf public state: player 1's present infostates, then player 2's.
         index = np.flatnonzero(np.concatenate(leaves.present))
@@ -146,6 +160,7 @@ class _ParticleLeaves:
         feats[block, position] = particle_features(leaves.public[block], private, player)
         self.scatter = (block * N + position, index)
         self.leaves = leaves
+        self.reach_feature = layout.reach_feature
         self.pad = leaves.pad
         self.device = device
         self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
@@ -156,7 +171,10 @@ class _ParticleLeaves:
         B, (L, N) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
         features = tile(self.features, B)
-        if self.leaves.reach is not None:
+        if self.leaves.opponent:
+            opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
+            features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
+        if self.leaves.reach is not None and self.reach_feature:
             reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
             features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
         values = net(beliefs, features, tile(self.public, B), tile(self.mask, B))

@@ -182,7 +182,8 @@ def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, c
 def _enumerated_targets(tree, full, ds, i, depth, iterations):
     """(the file's targets of sample i, the enumerated solver's values of the same infostates with the rows' beliefs,
     the number of histories joining two row infostates, each row's counterfactual reach summed over the enumerated
-    public state's histories: Σ_{h∈s} π_c(h)·b_{−n}(h))."""
+    public state's histories: Σ_{h∈s} π_c(h)·b_{−n}(h), and its mean opponent features over them:
+    Σ_{h∈s} π_c(h)·b_{−n}(h)·q_{−n}(h) / reach, 0 where the reach is)."""
     (pub,) = [p for p in tree.public_states_at_depth(depth) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
     solver = LeafSolver(tree, np.array([pub]), iterations)
     rows = range(ds.offset[i], ds.offset[i + 1])
@@ -195,18 +196,24 @@ def _enumerated_targets(tree, full, ds, i, depth, iterations):
     where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
     joined = sum(all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in tree.histories_in(pub))
     reach = [np.zeros(len(solver.infostates[n])) for n in (0, 1)]
+    opponent = [np.zeros((len(solver.infostates[n]), full.private[1 - n].shape[1])) for n in (0, 1)]
     for h in tree.histories_in(pub):
         c = [where[n][int(tree.infostate[h, n])] for n in (0, 1)]
         for n in (0, 1):
-            reach[n][c[n]] += tree.chance_reach[h] * beliefs[1 - n][0, c[1 - n]]
+            weight = tree.chance_reach[h] * beliefs[1 - n][0, c[1 - n]]
+            reach[n][c[n]] += weight
+            opponent[n][c[n]] += weight * full.private[1 - n][int(tree.infostate[h, 1 - n])]
+    for n in (0, 1):
+        opponent[n][reach[n] > 0] /= reach[n][reach[n] > 0, None]
     values = solver.solve(tuple(beliefs)).average
     return (ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined,
-            np.array([reach[int(ds.player[r])][c] for r, c in zip(rows, column)]))
+            np.array([reach[int(ds.player[r])][c] for r, c in zip(rows, column)]),
+            np.array([opponent[int(ds.player[r])][c] for r, c in zip(rows, column)]))
 
 
 def _against_enumerated(spec, tmp_path):
     """Write `spec`'s file; yield (dataset, sample i, its targets, the enumerated values, joined histories, enumerated
-    counterfactual reach) per sample."""
+    counterfactual reach and mean opponent features) per sample."""
     path = tmp_path / "compare.h5"
     generate_particles(spec, path, progress=False)
     tree = cached_tree(spec.game)
@@ -217,12 +224,15 @@ def _against_enumerated(spec, tmp_path):
             yield (ds, i, *_enumerated_targets(tree, full, ds, i, spec.depth, spec.cfr_iterations))
 
 
-def _check_reach(ds, i, targets, reach):
+def _check_reach(ds, i, targets, reach, opponent):
     """The file's counterfactual reach of sample i's rows is the enumerated one, and bounds the targets
-    (|u| ≤ 1 in Goofspiel's win/loss; Leduc's largest pot is 13 chips each)."""
+    (|u| ≤ 1 in Goofspiel's win/loss; Leduc's largest pot is 13 chips each); its mean opponent features are the
+    enumerated ones (float32)."""
     rows = slice(ds.offset[i], ds.offset[i + 1])
     np.testing.assert_allclose(ds.cf_reach[rows], reach, rtol=0, atol=1e-12)
     assert np.all(np.abs(targets) <= 13 * reach + 1e-12)
+    np.testing.assert_allclose(ds.cf_opponent[rows], opponent, rtol=1e-6, atol=1e-7)
+    return bool(np.any((opponent > 0) & (opponent < 1)))  # a mean over several opponent infostates
 
 
 @pytest.mark.parametrize("game, depth", [(GOOF5, 2), ("leduc_poker", 5)])
@@ -231,10 +241,12 @@ def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_p
     rows' (zero elsewhere), although the particles are a few of that PBS's histories (the paper, sec. 5.1)."""
     spec = replace(SPEC, game=game, depth=depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
     sparse = 0
-    for ds, i, targets, enumerated, joined, reach in _against_enumerated(spec, tmp_path):
+    mixed = 0
+    for ds, i, targets, enumerated, joined, reach, opponent in _against_enumerated(spec, tmp_path):
         sparse += joined > ds._read("samples/particles")[i]
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
-        _check_reach(ds, i, targets, reach)
+        mixed += _check_reach(ds, i, targets, reach, opponent)
+    assert mixed >= 3
     assert sparse >= 3  # most samples' PBS holds histories that were not drawn
 
 
@@ -243,7 +255,7 @@ def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
     enumerated PBS values where the particles cover that PBS, and differ where they do not."""
     spec = replace(SPEC, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
     covered = differ = 0
-    for ds, i, targets, enumerated, joined, _ in _against_enumerated(spec, tmp_path):
+    for ds, i, targets, enumerated, joined, _, _ in _against_enumerated(spec, tmp_path):
         if joined == ds._read("samples/particles")[i]:
             covered += 1
             np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-4)
@@ -260,9 +272,9 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
     spec = replace(SPEC, game=game, depth=depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
                    sampling=SamplingConfig(p_pure=0.5))
     zero = 0
-    for ds, i, targets, enumerated, _, reach in _against_enumerated(spec, tmp_path):
+    for ds, i, targets, enumerated, _, reach, opponent in _against_enumerated(spec, tmp_path):
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)
-        _check_reach(ds, i, targets, reach)
+        _check_reach(ds, i, targets, reach, opponent)
         rows = slice(ds.offset[i], ds.offset[i + 1])
         zero += int(np.sum(ds.belief[rows] == 0))
         assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))

@@ -8,6 +8,8 @@ raw beliefs and with normalised ones (predictions then times the
 opponent's belief mass in the public state).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -31,17 +33,45 @@ def small_file(request, tmp_path_factory):
     return game, depth, path
 
 
+def _joint_inputs(tree, features, rows, sample):
+    """Each row's counterfactual reach Σ_{h∈s} π_c(h)·b_{−n}(h) and mean opponent features over the enumerated
+    public state's histories, from the rows' beliefs (what a particle file stores for its rows)."""
+    player, index, belief = rows["player"], rows["index"], rows["belief"]
+    reach, opponent = np.zeros(len(player)), np.zeros((len(player), features.private[0].shape[1]))
+    for i in np.unique(sample):
+        mine = np.flatnonzero(sample == i)
+        where = [{int(index[r]): r for r in mine if player[r] == n} for n in (0, 1)]
+        pub = int(tree.infostate_public_state[int(player[mine[0]])][int(index[mine[0]])])
+        for h in tree.histories_in(pub):
+            r = [where[n].get(int(tree.infostate[h, n])) for n in (0, 1)]
+            for n in (0, 1):
+                if r[n] is not None and r[1 - n] is not None:
+                    weight = tree.chance_reach[h] * belief[r[1 - n]]
+                    reach[r[n]] += weight
+                    opponent[r[n]] += weight * features.private[1 - n][int(tree.infostate[h, 1 - n])]
+    opponent[reach > 0] /= reach[reach > 0, None]
+    return reach, opponent
+
+
 @pytest.mark.parametrize("normalize", [False, True], ids=["raw", "normalised"])
 @pytest.mark.parametrize("name", list(ARCHITECTURES))
-def test_evaluator_matches_the_training_batch(small_file, name, normalize):
+@pytest.mark.parametrize("joint", [False, True], ids=["plain", "reach-and-opponent"])
+def test_evaluator_matches_the_training_batch(small_file, name, normalize, joint):
+    """joint: particle nets also take each row's counterfactual reach and mean opponent features, given to the
+    training batch as a particle file stores them (computed here over the enumerated tree) and computed by the
+    trunk's leaves (`TrunkLeaves`)."""
     game, depth, path = small_file
+    if joint and name == "positional":
+        pytest.skip("positional nets take neither input")
     layout = DataLayout.from_file(path, normalize=normalize)
+    layout = replace(layout, reach_feature=joint, opponent_feature=joint)
     torch.manual_seed(0)
     arch = architecture(name)
     net = arch.build(layout).eval()
     tree = cached_tree(game)
     trunk = build_trunk(tree, depth)
-    evaluator = NetworkEvaluator(trunk, net, arch, layout, build_feature_tables(tree))
+    features = build_feature_tables(tree)
+    evaluator = NetworkEvaluator(trunk, net, arch, layout, features)
     with PBSDataset(path) as ds:
         rows = np.flatnonzero(ds.trunk == 1)
         lo, hi = ds.offset[rows[0]], ds.offset[rows[-1] + 1]
@@ -57,7 +87,11 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize):
         reach[n][0, where[player == n]] = belief[player == n]
     values = evaluator(reach[0], reach[1])
     ours = np.where(player == 0, values[0][0, np.where(player == 0, where, 0)], values[1][0, np.where(player == 1, where, 0)])
-    batch = arch.encode_batch(PbsCollate()([PbsTorchDataset(path, rows)[i] for i in range(len(rows))]), layout)
+    collated = PbsCollate()([PbsTorchDataset(path, rows)[i] for i in range(len(rows))])
+    if joint:
+        collated["cf_reach"], collated["cf_opponent"] = _joint_inputs(
+            tree, features, {"player": player, "index": index, "belief": belief}, sample)
+    batch = arch.encode_batch(collated, layout)
     with torch.no_grad():
         predicted, _, mask = arch.predict(net, batch)
     if name != "positional":
