@@ -184,30 +184,29 @@ class PBSDataset:
     def has_cf_reach(self) -> bool:
         return schema.PARTICLE_DATASETS["cf_reach"][0] in self._file
 
-    @cached_property
-    def cf_reach(self) -> np.ndarray | None:
-        """[M] each row's counterfactual reach (particle files since it was added), None where the file has none."""
-        path = schema.PARTICLE_DATASETS["cf_reach"][0]
-        if not self.has_cf_reach:
-            return None
-        values = self._read(path)
-        if values.shape != (self.num_rows,) or not np.isfinite(values).all():
-            raise PvfError(f"{self.path}: /{path} is not one finite value per row; the file is corrupted")
-        return values
-
     @property
     def has_cf_opponent(self) -> bool:
         return schema.PARTICLE_DATASETS["cf_opponent"][0] in self._file
 
     @cached_property
+    def cf_reach(self) -> np.ndarray | None:
+        """[M] each row's counterfactual reach (particle files since it was added), None where the file has none."""
+        return self._optional_rows("cf_reach", (self.num_rows,))
+
+    @cached_property
     def cf_opponent(self) -> np.ndarray | None:
         """[M, Fq] each row's mean opponent private features (particle files since they were added), or None."""
-        path = schema.PARTICLE_DATASETS["cf_opponent"][0]
-        if not self.has_cf_opponent:
+        return self._optional_rows("cf_opponent", (self.num_rows, self.private_features[0].shape[1]))
+
+    def _optional_rows(self, name: str, shape: tuple[int, ...]) -> np.ndarray | None:
+        """An optional per-row particle column, checked for `shape` and finite values; None where the file lacks it."""
+        path = schema.PARTICLE_DATASETS[name][0]
+        if path not in self._file:
             return None
         values = self._read(path)
-        if values.shape != (self.num_rows, self.private_features[0].shape[1]) or not np.isfinite(values).all():
-            raise PvfError(f"{self.path}: /{path} is not one finite feature vector per row; the file is corrupted")
+        if values.shape != shape or not np.isfinite(values).all():
+            what = "one finite value" if len(shape) == 1 else f"{shape[1]} finite values"
+            raise PvfError(f"{self.path}: /{path} is not {what} per row; the file is corrupted")
         return values
 
     def zero_sum_residual(self, current: bool = False) -> np.ndarray:
