@@ -142,8 +142,9 @@ def test_positional_value_functions_refuse_particle_files(reference):
 
 
 def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(reference):
-    """Files with `/infostates/cf_reach` give particle nets one more input; a net trained with it refuses data without
-    it, and the other way round, in one line; `reach_feature=False` reads such a file as one without."""
+    """Files with `/infostates/cf_reach` give particle nets one more input, `/infostates/cf_opponent` Fq more; a net
+    trained with either refuses data without it, and the other way round, in one line; `reach_feature=False` /
+    `opponent_feature=False` read such a file as one without."""
     layout = DataLayout.from_file(reference)
     plain = DataLayout.from_file(reference, reach_feature=False)
     assert layout.reach_feature and not plain.reach_feature
@@ -155,6 +156,14 @@ def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(refer
         particle.check_layout(layout, plain)
     with pytest.raises(PvfError, match="without the counterfactual-reach input"):
         particle.check_layout(plain, layout)
+    alone = DataLayout.from_file(reference, opponent_feature=False)
+    assert layout.opponent_feature and not alone.opponent_feature and alone.reach_feature
+    widths = [particle.build(x).change_basis[0].in_features for x in (layout, alone)]
+    assert widths[0] == widths[1] + layout.private_dim
+    with pytest.raises(PvfError, match="mean opponent features as inputs; the data has none"):
+        particle.check_layout(layout, alone)
+    with pytest.raises(PvfError, match="without the mean-opponent-features input"):
+        particle.check_layout(alone, layout)
     per_reach = architecture("particle", reach_output=True)
     assert per_reach.build(layout).reach_output
     with pytest.raises(PvfError, match="reach_output needs the counterfactual-reach input"):
