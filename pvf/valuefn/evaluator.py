@@ -41,7 +41,7 @@ class NetworkEvaluator:
         """slots: per player [J_n] leaf infostates' slots, if not the trunk tree's own (`TrunkLeaves`)."""
         check_features(features, layout)
         self.net = net
-        self.leaves = TrunkLeaves(trunk, features, layout.normalize, slots, layout.reach_feature, layout.opponent_feature)
+        self.leaves = TrunkLeaves(trunk, features, layout.normalize, slots)
         self.encoder = architecture.leaf_encoder(self.leaves, layout, _device(net))
 
     @torch.inference_mode()

@@ -13,6 +13,8 @@ the architecture gathers from `flat` into its inputs is its own business
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from pvf.games.features import FeatureTables
@@ -24,6 +26,8 @@ from pvf.valuefn.encoding import normalize_beliefs
 class TrunkLeaves:
     """Index arrays of a trunk's leaves, shared by every architecture.
 
+    trunk: as given.
+
     num_leaves: L leaf public states.
     sizes: (J1, J2) leaf infostates per player; pad = J1 + J2, the zero column of `flat`.
     public: [L, Fp] public features of each leaf public state.
@@ -34,13 +38,13 @@ class TrunkLeaves:
     private: per player [J_n, Fq] private features of each leaf infostate.
     normalize: queries are normalised per leaf public state and player, and
         values multiplied back by the opponent's mass.
-    reach: the leaf infostates' counterfactual reach (None unless `reach_feature` or `opponent_feature`).
-    opponent: whether nets take the mean opponent features (`cf_opponent`).
+    reach: the leaf infostates' `CounterfactualReach`, built on first use (only nets that take the
+        reach or the mean opponent features ask: `cf_reach`, `cf_opponent`).
     """
 
     def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False,
-                 slots: tuple[np.ndarray, np.ndarray] | None = None, reach_feature: bool = False,
-                 opponent_feature: bool = False):
+                 slots: tuple[np.ndarray, np.ndarray] | None = None):
+        self.trunk = trunk
         game = trunk.game
         self.normalize = normalize
         L = len(game.leaf_public_states)
@@ -56,8 +60,10 @@ class TrunkLeaves:
             self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n]))
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
-        self.reach = _leaf_reach(trunk, self.sizes) if reach_feature or opponent_feature else None
-        self.opponent = opponent_feature
+
+    @cached_property
+    def reach(self) -> CounterfactualReach:
+        return _leaf_reach(self.trunk, self.sizes)
 
     def flat(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The net's beliefs [B, J1 + J2 + 1] in one row per problem (a zero at the

@@ -160,7 +160,7 @@ class _ParticleLeaves:
         feats[block, position] = particle_features(leaves.public[block], private, player)
         self.scatter = (block * N + position, index)
         self.leaves = leaves
-        self.reach_feature = layout.reach_feature
+        self.reach_feature, self.opponent_feature = layout.reach_feature, layout.opponent_feature
         self.pad = leaves.pad
         self.device = device
         self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
@@ -171,10 +171,10 @@ class _ParticleLeaves:
         B, (L, N) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
         features = tile(self.features, B)
-        if self.leaves.opponent:
+        if self.opponent_feature:
             opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
             features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
-        if self.leaves.reach is not None and self.reach_feature:
+        if self.reach_feature:
             reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
             features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
         values = net(beliefs, features, tile(self.public, B), tile(self.mask, B))

@@ -23,7 +23,7 @@ def test_leaf_reach_is_the_enumerated_reach_of_the_leaf_pbs(game, root_move, dep
     loaded = load_game(game)
     setting = particle_trunk_setting(loaded, root_move, depth, draws=16, seed=1, reference=SamplingConfig())
     trunk = sparse_trunk(setting, select_histories(setting, fraction=1.0))
-    leaves = TrunkLeaves(trunk, build_feature_tables(trunk.tree), reach_feature=True, opponent_feature=True)
+    leaves = TrunkLeaves(trunk, build_feature_tables(trunk.tree))
     leaf = trunk.game.leaf_infostates
     rng = np.random.default_rng(0)
     beliefs = [rng.uniform(0.1, 1.0, size=(2, len(leaf[n]))) for n in (0, 1)]
