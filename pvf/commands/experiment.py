@@ -162,15 +162,15 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.evaluation.networks import load_network
-    from pvf.evaluation.particle_sweep import (DEFAULT_EXACT_HISTORIES, UNIFORM, check_trunk, plot_particle_sweep, run_particle_sweep,
-                                               summarize, write_policy_file)
+    from pvf.evaluation.particle_sweep import (DEFAULT_EXACT_HISTORIES, ORACLE, UNIFORM, SweepEvaluator, check_trunk,
+                                               plot_particle_sweep, run_particle_sweep, summarize, write_policy_file)
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
     from pvf.evaluation.induced_targets import induced_pbs_evaluator
     from pvf.evaluation.positional_slots import enumerated_slots
-    from pvf.solvers.evaluators import ExactEvaluator, MeanEvaluator
+    from pvf.solvers.evaluators import MeanEvaluator
 
     require_positive(args, "iterations")
     exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
@@ -188,9 +188,9 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
-    evaluators = {} if args.no_oracle else {"oracle": (lambda setting: ExactEvaluator, False)}
+    evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.targets:
-        evaluators["targets"] = (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True)
+        evaluators["targets"] = SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True)
     full, members = None, []
     for path in args.network:
         network = load_network(path, loaded.game_string, args.depth)
@@ -204,7 +204,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: network.evaluator(trunk, features, enumerated_slots(trunk, full))
 
         name = f"network {Path(path).name}"
-        evaluators[name if name not in evaluators else f"network {path}"] = (factory, True)  # two last.ckpt: full paths
+        evaluators[name if name not in evaluators else f"network {path}"] = SweepEvaluator(factory, game_root=True)  # two last.ckpt: full paths
         members.append(factory)
     if args.mean_of_networks:
         if len(members) < 2:
@@ -214,7 +214,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             makers = [member(setting) for member in members]
             return lambda trunk: MeanEvaluator([make(trunk) for make in makers])
 
-        evaluators[f"mean of {len(members)} networks"] = (mean_factory, True)
+        evaluators[f"mean of {len(members)} networks"] = SweepEvaluator(mean_factory, game_root=True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,

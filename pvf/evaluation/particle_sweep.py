@@ -74,6 +74,7 @@ from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.cfr_plus import LeafEvaluator
+from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.particle_trunks import particle_setting
 from pvf.solvers.sparse_trunks import (
     ScaledEvaluator,
@@ -92,6 +93,25 @@ from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, solve_trunk
 UNIFORM = SamplingConfig(p_uniform=1.0)
 DEFAULT_EXACT_HISTORIES = 250_000  # restricted games up to this many histories get the exploitability LP (Goofspiel-13's K = 64 all do)
 EXACT, BOUND = "exact", "upper bound"
+
+
+@dataclass(frozen=True)
+class SweepEvaluator:
+    """One leaf evaluator of a particle sweep.
+
+    make: setting -> (trunk -> LeafEvaluator), called once per (K, seed) and once per trunk.
+    game_root: it takes the game-root convention of a trained network (wrapped in `ScaledEvaluator`
+        and solved with the unnormalised weights) rather than the normalised weights' (step 4).
+    lp_leaves: it solves an LP at each leaf (the exact oracle), so it is skipped where the
+        restricted game is beyond the exploitability LP and the bound is used.
+    """
+
+    make: Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
+    game_root: bool
+    lp_leaves: bool = False
+
+
+ORACLE = SweepEvaluator(lambda setting: ExactEvaluator, game_root=False, lp_leaves=True)  # exact leaf values, by LP
 
 
 @dataclass(frozen=True)
@@ -186,7 +206,7 @@ def run_particle_sweep(
     depth: int,
     draws: Sequence[int],
     seeds: Sequence[int],
-    evaluators: dict[str, tuple[Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]], bool]],
+    evaluators: dict[str, SweepEvaluator],
     reference: SamplingConfig = SamplingConfig(),
     iterations: int = DEFAULT_ITERATIONS,
     reference_seed: int = 0,
@@ -194,15 +214,13 @@ def run_particle_sweep(
     roots: str = "induced",
     exact_up_to: int = DEFAULT_EXACT_HISTORIES,
     bound_iterations: int = DEFAULT_BOUND_ITERATIONS,
-    lp_leaves: frozenset[str] = frozenset({"oracle"}),
 ) -> list[ParticleRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
-    evaluators: name -> (setting -> make_evaluator(trunk), game_root_convention).
+    evaluators: name -> `SweepEvaluator`.
     policies: if a list, one `trunk_policy` record per (K, seed) is appended to it (step 5).
     roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
     exact_up_to: restricted games with more histories get the certified bound (`bound_iterations`) instead of the LP.
-    lp_leaves: evaluators that solve LPs at the leaves, skipped where the bound is used.
     """
     rows = []
     for k in draws:
@@ -219,14 +237,14 @@ def run_particle_sweep(
             rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start, how, gap))
             kept = select_histories(setting, fraction=1.0)
             record = restricted_game(normal, k, seed, uniform)
-            for name, (factory, game_root) in evaluators.items():
-                if not exact and name in lp_leaves:
+            for name, sweep in evaluators.items():
+                if not exact and sweep.lp_leaves:
                     continue
                 start = time.perf_counter()
-                solve = setting if game_root else normal
+                solve = setting if sweep.game_root else normal
                 trunk = sparse_trunk(solve, kept)
-                evaluator = factory(solve)(trunk)
-                if game_root:
+                evaluator = sweep.make(solve)(trunk)
+                if sweep.game_root:
                     evaluator = ScaledEvaluator(evaluator, leaf_scales(solve, trunk))
                 strategies = solve_trunk(trunk, evaluator, iterations)
                 value, how, gap = measure(trunk, strategies)

@@ -60,7 +60,7 @@ from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.networks import load_network
-from pvf.evaluation.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.evaluation.particle_sweep import ORACLE, SweepEvaluator, check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
 from pvf.evaluation.particle_sweep import summarize as particle_summary
 from pvf.evaluation.plots import plot_sparse, plot_training
 from pvf.evaluation.ensemble_training import train_ensemble
@@ -71,7 +71,6 @@ from pvf.games.loading import load_game
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
-from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.sparse_trunks import sparse_setting
 
 # Short names used on the command line and in file names.
@@ -218,7 +217,7 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
         features = build_feature_tables(setting.tree)
         return lambda trunk: network.evaluator(trunk, features)
 
-    evaluators = {"oracle": (lambda setting: ExactEvaluator, False), "particle VF": (factory, True)}
+    evaluators = {"oracle": ORACLE, "particle VF": SweepEvaluator(factory, game_root=True)}
     policies: list[dict] | None = [] if config.save_policy else None
     rows = run_particle_sweep(loaded, game.root_move, game.depth, config.draws or game.draws, config.seeds, evaluators,
                               iterations=config.iterations, policies=policies)

@@ -5,9 +5,9 @@ import numpy as np
 from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.targets import LeafSolver
 from pvf.evaluation.induced_targets import induced_pbs_evaluator
-from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep
+from pvf.evaluation.particle_sweep import ORACLE, SweepEvaluator, particle_trunk_setting, run_particle_sweep
 from pvf.games.loading import load_game
-from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
+from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk
 from tests.conftest import GOOF5, cached_tree
 
@@ -49,8 +49,8 @@ def test_one_particle_covers_its_leaves_so_it_is_the_restricted_target():
     """With one particle every joined leaf history is in the trunk: the same figure as CFR+ on the trunk's leaves."""
     loaded = load_game(GOOF5)
     evaluators = {
-        "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
-        "induced": (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True),
+        "restricted": SweepEvaluator(lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), game_root=False),
+        "induced": SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True),
     }
     rows = run_particle_sweep(loaded, 2, 3, [1], [0, 1, 2], evaluators, iterations=50, roots="drawn")
     by = {(r.evaluator, r.seed): r.exploitability for r in rows}
@@ -64,9 +64,9 @@ def test_induced_roots_make_the_leaf_pbss_the_trunks_own_leaves():
     and it is near the exact oracle's."""
     loaded = load_game(GOOF5)
     evaluators = {
-        "restricted": (lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), False),
-        "induced": (lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), True),
-        "oracle": (lambda setting: ExactEvaluator, False),
+        "restricted": SweepEvaluator(lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), game_root=False),
+        "induced": SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True),
+        "oracle": ORACLE,
     }
     rows = run_particle_sweep(loaded, 2, 3, [16], [0, 2], evaluators, iterations=50)
     by = {(r.evaluator, r.seed): r for r in rows}

@@ -6,7 +6,7 @@ import numpy as np
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
-from pvf.evaluation.particle_sweep import particle_trunk_setting, run_particle_sweep, summarize
+from pvf.evaluation.particle_sweep import ORACLE, SweepEvaluator, particle_trunk_setting, run_particle_sweep, summarize
 from pvf.games.loading import load_game
 from pvf.games.particle_tree import history_actions
 from pvf.solvers.evaluators import ExactEvaluator
@@ -29,7 +29,7 @@ def test_particle_weights_are_the_reference_reach():
 
 def test_oracle_beats_uniform_and_runs_repeat():
     loaded = load_game(GOOF5)
-    evaluators = {"oracle": (lambda s: ExactEvaluator, False)}
+    evaluators = {"oracle": ORACLE}
     rows = run_particle_sweep(loaded, 2, 3, [4], [0, 1], evaluators, iterations=30)
     again = run_particle_sweep(loaded, 2, 3, [4], [0, 1], evaluators, iterations=30)
     assert [r.exploitability for r in rows] == [r.exploitability for r in again]
@@ -51,11 +51,10 @@ def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
     """With exact_up_to = 0 every row is the bound of pvf.solvers.trunk_bound: above the LP's exact figure by at
     most its reported gap; the oracle (LPs at the leaves) is skipped there."""
     loaded = load_game(GOOF5)
-    evaluators = {"oracle": (lambda s: ExactEvaluator, False),
-                  "exact leaves": (lambda s: ExactEvaluator, False)}
+    evaluators = {"oracle": ORACLE,
+                  "exact leaves": SweepEvaluator(lambda s: ExactEvaluator, game_root=False)}
     exact = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30)
-    bound = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000,
-                               lp_leaves=frozenset({"oracle"}))
+    bound = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000)
     assert {r.measure for r in exact} == {"exact"} and {r.measure for r in bound} == {"upper bound"}
     assert {r.evaluator for r in bound} == {"uniform", "exact leaves"}
     elsewhere = [replace(r, draws=2) for r in exact if r.evaluator == "oracle"]  # the oracle at another K only
@@ -83,8 +82,8 @@ def test_the_mean_of_evaluators_is_their_mean_and_of_copies_the_evaluator_itself
     v1, v2 = MeanEvaluator([ConstantEvaluator(1.0), ConstantEvaluator(-0.5), ConstantEvaluator(2.0)])(*reach)
     assert np.allclose(v1, 2.5 / 3) and np.allclose(v2, 2.5 / 3) and v1.shape == (2, 3) and v2.shape == (2, 4)
     loaded = load_game(GOOF5)
-    evaluators = {"oracle": (lambda s: ExactEvaluator, False),
-                  "mean": (lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), False)}
+    evaluators = {"oracle": ORACLE,
+                  "mean": SweepEvaluator(lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), game_root=False)}
     rows = run_particle_sweep(loaded, 2, 3, [4], [0], evaluators, iterations=20)
     by = {r.evaluator: r.exploitability for r in rows}
     assert by["mean"] == by["oracle"]
