@@ -25,6 +25,11 @@ For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
      all S in one batched CFR+ call (`ensemble_trunk_exploitability`)
      against one member at a time (`solve_and_evaluate`); the solve alone
      is timed too, since the LPs are the same work both ways.
+  4. Arithmetic bound: the FLOPs of one ensemble step's matrix products
+     (`torch.utils.flop_counter`) at the machine's measured peak rate for
+     a batched float32 product of the nets' shape; separate step time over
+     that is the most any batching could gain (`step_speedup_bound`), and
+     `ensemble_step_fraction_of_peak` how close the ensemble step is.
 Speedups are separate time / ensemble time. `--json` prints one object:
 `training_speedup` and `evaluation_speedup` are the smallest step / total
 ratios over games and architectures; `details` holds every figure.
@@ -42,6 +47,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
@@ -72,10 +78,26 @@ def timed(fn, device: torch.device) -> float:
     return time.perf_counter() - start
 
 
+def matmul_peak_flops(device: torch.device) -> float:
+    """FLOP/s of a float32 batched product of the ensemble's typical shape ([10, 64, 512] @ [10, 512, 512]), best of 5."""
+    a, w = torch.randn(10, 64, 512, device=device), torch.randn(10, 512, 512, device=device)
+    torch.bmm(a, w)
+    reps = 20 if device.type == "cpu" else 500
+    seconds = min(timed(lambda: [torch.bmm(a, w) for _ in range(reps)], device) for _ in range(5))
+    return 2 * 10 * 64 * 512 * 512 * reps / seconds
+
+
+def matmul_flops(fn) -> int:
+    """Floating-point operations of the matrix products `fn()` runs (forward and backward)."""
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
 def time_training(paths: list[Path], architecture: str, args: argparse.Namespace, device: torch.device) -> dict[str, Any]:
     """Training samples/s of the ensemble and of S separate runs, bare step and whole loop."""
     S, B = len(paths), args.batch_size
-    trainer = EnsembleTrainer.from_files(paths, architecture, range(S), args.warmup + 2 * args.steps, batch_size=B, device=device,
+    trainer = EnsembleTrainer.from_files(paths, architecture, range(S), args.warmup + 2 * args.steps + 1, batch_size=B, device=device,
                                          cuda_graph=None if args.cuda_graph else False)
     batches = [trainer.next_batch() for _ in range(POOL)]
 
@@ -87,11 +109,12 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
                 trainer.step(batches[i % POOL])
 
     ensemble_steps(args.warmup, False)
+    step_flops = 0 if trainer.graph_step is not None else matmul_flops(lambda: trainer.step(batches[0]))
     ensemble_step = timed(lambda: ensemble_steps(args.steps, False), device)
     ensemble_loop = timed(lambda: ensemble_steps(args.steps, True), device)
 
     modules = [trainer.modules[s].to(device) for s in range(S)]  # member s's own module, as a separate run has it
-    optimizers = [torch.optim.Adam(m.parameters(), lr=m.lr) for m in modules]
+    optimizers = [torch.optim.Adam(m.parameters(), lr=m.lr, fused=True) for m in modules]  # as ValueFunctionModule's
     own = [[{k: v[s * B : (s + 1) * B] for k, v in b.items()} for b in batches] for s in range(S)]
 
     def separate_steps(n: int, fetch: bool) -> None:
@@ -111,6 +134,8 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     separate_step = timed(lambda: separate_steps(args.steps, False), device)
     separate_loop = timed(lambda: separate_steps(args.steps, True), device)
     samples = S * B * args.steps
+    # The matrix products alone at the machine's peak rate: no batching can make a step faster.
+    bound_s = step_flops * args.steps / args.peak_flops
     return {
         "parameters_per_member": sum(p.numel() for p in modules[0].net.parameters()),
         "backend": trainer.nets.backend,
@@ -121,6 +146,9 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
         "ensemble_loop_samples_per_s": samples / ensemble_loop,
         "separate_loop_samples_per_s": samples / separate_loop,
         "loop_speedup": separate_loop / ensemble_loop,
+        "matmul_flops_per_step": step_flops,
+        "ensemble_step_fraction_of_peak": bound_s / ensemble_step,
+        "step_speedup_bound": separate_step / bound_s if bound_s else None,
         "trainer": trainer,
     }
 
@@ -183,6 +211,7 @@ def main() -> None:
         "steps": args.steps,
         "iterations": args.iterations,
     }
+    args.peak_flops = details["matmul_peak_flops"] = matmul_peak_flops(device)
     training, evaluation = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.games:
@@ -202,6 +231,7 @@ def main() -> None:
                 if not args.json:
                     print(f"{name:<10} {arch:<10} training {train['ensemble_step_samples_per_s']:>10,.0f} vs "
                           f"{train['separate_step_samples_per_s']:>9,.0f} samples/s ({train['step_speedup']:.2f}x step, "
+                          f"at most {train['step_speedup_bound'] or float('nan'):.2f}x at the matmul peak, "
                           f"{train['loop_speedup']:.2f}x loop); evaluation {evaluate['speedup']:.2f}x "
                           f"(solve {evaluate['solve_speedup']:.2f}x, LPs {evaluate['ensemble_lp_s']:.2f} s), "
                           f"max |Δ expl| {evaluate['max_exploitability_difference']:.1e}", flush=True)

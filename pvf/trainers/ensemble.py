@@ -191,8 +191,9 @@ class EnsembleTrainer:
             lr: float | Tensor = torch.tensor(first.lr, device=self.device)
             self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=lr, capturable=True)
         else:
-            # fused on CUDA: one kernel for all stacked tensors (still elementwise, so per-member exact)
-            self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=on_cuda)
+            # fused: one kernel for all stacked tensors (still elementwise, so per-member exact);
+            # on a CPU 5-7x faster than the default per-tensor loop (Goofspiel-5: 6 vs 40 ms a step)
+            self.optimizer = torch.optim.Adam(self.nets.parameters(), lr=first.lr, fused=True)
         self._options = [{k: v for k, v in g.items() if k != "params"} for g in self.optimizer.param_groups]
         self.scheduler = (
             torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, T_max=max_steps)

@@ -102,8 +102,12 @@ class ValueFunctionModule(pl.LightningModule):
         self.log("test_loss", loss, prog_bar=True, batch_size=count)
 
     def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
-        """Adam at `lr` (the authors'), or with "cosine" annealed to 0 over trainer.max_steps."""
-        optimizer = torch.optim.Adam(self.parameters(), lr=self.lr)
+        """Adam at `lr` (the authors'), or with "cosine" annealed to 0 over trainer.max_steps.
+
+        Fused (one kernel over all parameters): the same update as the default per-tensor
+        loop, faster on CPU and GPU.
+        """
+        optimizer = torch.optim.Adam(self.parameters(), lr=self.lr, fused=True)
         if self.lr_schedule == "constant":
             return optimizer
         steps = self.trainer.max_steps
