@@ -7,7 +7,10 @@ Goofspiel-5 at move 2 (9 leaf public states, up to 20 + 20 infostates):
      targets (the speed does not depend on their values);
   2. collate: `PbsCollate` on batches of B samples (the data pipeline);
   3. step: forward, masked MSE, backward and Adam on a collated batch, for
-     the positional and the particle net at the paper's sizes (configs/);
+     every registered architecture at the paper's sizes (configs/); for
+     the particle net also with its change basis run on every particle row
+     (`pvf.nets.distinct_rows.every_row`, the baseline) instead of once
+     per distinct row, and the ratio;
   4. with --loop: the whole Lightning loop (`pvf.evaluation.training`:
      DataLoader on a real generated file, batched fetch, collate, step,
      logging) in samples per second, beside the bare step of 3, and the
@@ -33,6 +36,8 @@ from pvf.datasets.generate import generate
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.training import train_value_function
+from pvf.nets import ParticleVF
+from pvf.nets.distinct_rows import every_row
 from pvf.datasets.layout import DataLayout
 from pvf.trainers.data import PbsCollate, PbsSample, PbsTorchDataset
 from pvf.trainers.module import ValueFunctionModule
@@ -164,6 +169,10 @@ def main() -> None:
             params = sum(p.numel() for p in module.parameters())
             rate = time_steps(module, batches, args.steps, args.device)
             line = f"  {arch_name:<10} {params:>9,} params  {rate:>10,.0f} training samples/s (bare step)"
+            if isinstance(module.net, ParticleVF):
+                with every_row():
+                    baseline = time_steps(module, batches, args.steps, args.device)
+                line += f", basis on every particle row {baseline:,.0f} ({rate / baseline:.2f}x)"
             if data is not None:
                 loop = time_loop(data, arch_name, args.steps, args.batch_size, args.device)
                 line += f", {loop:,.0f} through the Lightning loop ({loop / rate:.0%})"

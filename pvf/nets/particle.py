@@ -5,7 +5,9 @@ the real ones. With K = `basis_dim`, one forward pass (paper, sec. 5.2):
 
 1. basis_j = change_basis(features_j): `[B, N, K]`, one shared MLP applied
    to each particle's feature vector (public, private and player one-hot
-   features, concatenated by the caller).
+   features, concatenated by the caller); on a CPU it runs once per
+   distinct feature row (`pvf.nets.distinct_rows`: particles repeat across
+   a batch's PBSs, Goofspiel-5's 2,560 rows of a batch are 260 distinct).
 2. coordinate_j = belief_j * basis_j: `[B, N, K]`; padded particles give 0.
 3. context = sum_j coordinate_j: `[B, K]`, invariant to particle order.
 4. y = regression([context, public]): `[B, K]`, an MLP shaped like the
@@ -33,6 +35,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from pvf.nets.distinct_rows import row_wise
 from pvf.nets.mlp import ConfigurableModule, build_mlp
 
 OUTPUTS = ("projection", "concatenation")
@@ -111,8 +114,16 @@ class ParticleVF(ConfigurableModule):
         public: [B, Fp] public-state features;
         mask: [B, N] bool, True for real particles, False for padding.
         Returns values [B, N], exactly 0 where `mask` is False."""
+        return self.head(beliefs, self.basis(features), features, public, mask)
+
+    def basis(self, features: Tensor) -> Tensor:
+        """Step 1 alone: features [B, N, F] -> basis [B, N, K] (a trunk's leaves reuse it while the weights stay)."""
+        B, N, F = features.shape
+        return row_wise(self.change_basis, features.reshape(B * N, F)).reshape(B, N, -1)
+
+    def head(self, beliefs: Tensor, basis: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
+        """Steps 2-6 from `basis` [B, N, K] = `self.basis(features)`; the other arguments as `forward`'s."""
         keep = mask.unsqueeze(-1)
-        basis = self.change_basis(features)  # [B, N, K]
         coordinates = torch.where(keep, beliefs.unsqueeze(-1) * basis, 0.0)
         context = coordinates.sum(dim=1)  # [B, K]
         y = self.regression(torch.cat([context, public], dim=-1))  # [B, K]

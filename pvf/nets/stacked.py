@@ -148,6 +148,15 @@ class StackedNets(nn.Module):
         """Every member's forward on its own rows: args `[S·R, ...]` -> `[S·R, ...]`."""
         return self.apply_rows(lambda net, *a: net(*a), *args)
 
+    @property
+    def member_type(self) -> type[nn.Module]:
+        """The members' class."""
+        return type(self.batched) if self.backend == "bmm" else type(self._template[0])
+
+    def call(self, method: str, *args: Any) -> Any:
+        """Every member's `method` (of `member_type`) on its own rows, as `forward` runs theirs."""
+        return self.apply_rows(lambda net, *a: getattr(net, method)(*a), *args)
+
     def member(self, s: int, net: nn.Module) -> nn.Module:
         """Copy member s's weights into `net` (a module of the members' architecture); returns `net`."""
         with torch.no_grad():

@@ -8,7 +8,9 @@ and the public features [Fp]. At the leaves of a trunk, the particles of
 a leaf public state are its infostates that have a history in the trunk;
 one gather turns the flat reaches into [B·L, N] beliefs, the features and
 mask are fixed for the trunk, and one scatter puts the [B·L·N] outputs
-back in leaf-infostate order.
+back in leaf-infostate order. With fixed features the Deep-Sets net's
+basis (its per-particle MLP, most of its arithmetic) is computed once per
+trunk solve and weights, not at every CFR+ iteration (`_BasisCache`).
 
 `Particle` is the Deep-Sets net (`pvf.nets.ParticleVF`, paper sec. 5.2);
 `pvf.valuefn.attention.Attention` reuses the encoding with another net.
@@ -26,6 +28,7 @@ from torch import Tensor, nn
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
 from pvf.nets.particle import ParticleVF
+from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
 from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, particle_features, positions
 from pvf.valuefn.leaves import TrunkLeaves
@@ -135,6 +138,41 @@ def particle_feature_dim(layout: DataLayout) -> int:
     return feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature, layout.opponent_feature)
 
 
+def _member_type(net: nn.Module) -> type[nn.Module]:
+    return net.member_type if isinstance(net, StackedNets) else type(net)
+
+
+def _call(net: nn.Module, method: str, *args: Tensor) -> Tensor:
+    """`net.method(*args)`, or every member's on its own rows for stacked nets."""
+    return net.call(method, *args) if isinstance(net, StackedNets) else getattr(net, method)(*args)
+
+
+class _BasisCache:
+    """`ParticleVF.basis` of a trunk's fixed leaf features, kept while the net's weights stay the same.
+
+    A trunk solve asks the same features at every iteration; only the beliefs change. The
+    basis is computed again when the net, the problem count, or any parameter's version
+    (bumped by every in-place update: optimizer steps, `load_state_dict`), storage or dtype
+    differ from the last call's; the parameters themselves are held, so their identity is
+    compared, never a recycled id.
+    """
+
+    def __init__(self) -> None:
+        self.params: list[Tensor] = []
+        self.key: tuple[Any, ...] = ()
+        self.basis: Tensor | None = None
+
+    def get(self, net: nn.Module, features: Tensor) -> Tensor:
+        """basis [B·L, N, K] of `features` [B·L, N, F]."""
+        params = list(net.parameters())
+        key = (features.shape, *((p._version, p.data_ptr(), p.dtype) for p in params))
+        same = len(params) == len(self.params) and all(a is b for a, b in zip(params, self.params))
+        if self.basis is None or not same or key != self.key:
+            self.basis = _call(net, "basis", features)
+            self.params, self.key = params, key
+        return self.basis
+
+
 class _ParticleLeaves:
     """gather: [L, N] column of the flat reaches feeding each particle (padding: the zero column).
     mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk (the
@@ -166,6 +204,7 @@ class _ParticleLeaves:
         self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
         self.features = torch.from_numpy(feats).to(device)
         self.public = torch.from_numpy(leaves.public).to(device)
+        self.basis = _BasisCache()
 
     def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
         B, (L, N) = flat.shape[0], self.gather.shape
@@ -177,7 +216,11 @@ class _ParticleLeaves:
         if self.reach_feature:
             reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
             features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
-        values = net(beliefs, features, tile(self.public, B), tile(self.mask, B))
+        public, mask = tile(self.public, B), tile(self.mask, B)
+        if self.opponent_feature or self.reach_feature or not issubclass(_member_type(net), ParticleVF):
+            values = net(beliefs, features, public, mask)
+        else:  # fixed features: the Deep-Sets basis is the same at every query until the weights change
+            values = _call(net, "head", beliefs, self.basis.get(net, features), features, public, mask)
         values = values.reshape(B, L * N).double().cpu().numpy()
         out = np.zeros((B, self.pad))
         out[:, self.scatter[1]] = values[:, self.scatter[0]]

@@ -106,3 +106,35 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize, joint
     # attention's layer norms amplify it to ~1e-6); a misrouted belief or value is off by ~1e-1.
     atol = 5e-6 if name == "attention" else 1e-7
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=atol)
+
+
+@pytest.mark.parametrize("stacked", [False, True], ids=["net", "stacked"])
+def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacked):
+    """The leaf encoder keeps the Deep-Sets basis of the trunk's fixed features between queries; an in-place
+    change of the weights (an optimizer step, `load_state_dict`) must give what a fresh evaluator gives."""
+    from pvf.nets.stacked import StackedNets
+
+    game, depth, path = small_file
+    tree = cached_tree(game)
+    trunk, features, layout = build_trunk(tree, depth), build_feature_tables(tree), DataLayout.from_file(path)
+    encoding = architecture("particle")
+    nets = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        nets.append(encoding.build(layout))
+    net = StackedNets(nets) if stacked else nets[0]
+    B = 2 if stacked else 1
+    evaluator = NetworkEvaluator(trunk, net, encoding, layout, features)
+    rng = np.random.default_rng(0)
+    reaches = [rng.random((B, size)) for size in evaluator.leaves.sizes]
+    first = evaluator(*reaches)
+    for a, b in zip(evaluator(*reaches), first):
+        np.testing.assert_array_equal(a, b)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(1.5)
+    changed = evaluator(*reaches)
+    fresh = NetworkEvaluator(trunk, net, encoding, layout, features)(*reaches)
+    for a, b, old in zip(changed, fresh, first):
+        np.testing.assert_array_equal(a, b)
+        assert not np.allclose(a, old)
