@@ -15,6 +15,9 @@ for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
      state and the rows so far go to `state` (written to a temporary file,
      then renamed); a rerun with the same arguments continues from there.
   4. At the end each member is saved as a `pvf train` checkpoint.
+With `progress`, a bar on stderr counts the steps (a rerun starts it where
+the saved state stopped) and shows the members' mean trunk exploitability
+at the last measurement.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import torch
+from tqdm import tqdm
 
 from pvf.datasets.reader import PBSDataset
 from pvf.evaluation.ensemble import ensemble_trunk_exploitability
@@ -55,6 +60,8 @@ def train_ensemble(
     save_every_s: float = 60.0,
     target: str = "average",
     cuda_graph: bool | None = None,
+    progress: bool = False,
+    position: int = 0,
     **model_args: Any,
 ) -> list[TrainingRun]:
     """Train member k on `data[k]` with `seeds[k]`, save it to `checkpoints[k]`; one `TrainingRun` each.
@@ -63,6 +70,7 @@ def train_ensemble(
     state: file of the resumable training state (None: not saved).
     target: the profile trained on, "average" or "current" (as `train_value_function`).
     cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
+    progress: a step bar on stderr; position: its line (one per ensemble trained at once).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
     trainer = EnsembleTrainer.from_files(data, architecture, seeds, max_steps, batch_size, device=device, target=target,
@@ -83,6 +91,8 @@ def train_ensemble(
         histories, val_loss, val_epoch = saved["histories"], saved["val_loss"], saved["val_epoch"]
     last_save = time.monotonic()
     logged = histories[0][-1]["step"] if histories[0] else -1
+    bar = tqdm(total=max_steps, initial=trainer.step_count, desc=f"{architecture} x{len(seeds)}", unit="step",
+               disable=not progress, position=position, dynamic_ncols=True)
 
     def measure(tr: EnsembleTrainer) -> None:
         nonlocal last_save, logged
@@ -104,12 +114,15 @@ def train_ensemble(
                 "trunk_exploitability_openspiel": result.openspiel_convention,
             })
         logged = step
+        bar.update(step - bar.n)
+        bar.set_postfix(trunk_exploitability=f"{np.mean([r.exploitability for r in results]):.4f}")
         if state is not None and (time.monotonic() - last_save >= save_every_s or step == tr.max_steps):
             _save_state(state, {"trainer": tr.state_dict(), "histories": histories, "val_loss": val_loss, "val_epoch": val_epoch})
             last_save = time.monotonic()
 
-    trainer.fit(measure, every_n_steps)
-    measure(trainer)  # the last step, when every_n_steps does not divide max_steps
+    with bar:
+        trainer.fit(measure, every_n_steps)
+        measure(trainer)  # the last step, when every_n_steps does not divide max_steps
     trainer.save_members(checkpoints)
     return [TrainingRun(str(path), history) for path, history in zip(checkpoints, histories)]
 

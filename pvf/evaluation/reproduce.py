@@ -285,10 +285,11 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
     return run
 
 
-def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
+def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int = 0) -> list[TrainingRun]:
     """The (data, architecture, seed, eval_every) runs of one network as one ensemble (members: "-ens" files).
 
     Finished members are reused when all are; otherwise all train, resuming from the saved state.
+    position: the line of its progress bar (ensembles trained at once each get one).
     """
     data, arch, eval_every = [r[0] for r in runs], runs[0][1], runs[0][3]
     seeds = [r[2] for r in runs]
@@ -304,7 +305,7 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
     trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
                              device, state, target=config.target, cuda_graph=None if config.cuda_graph else False,
-                             lr_schedule=config.lr_schedule)
+                             progress=config.progress, position=position, lr_schedule=config.lr_schedule)
     for run, history in zip(trained, histories):
         write_csv(run.history, history)
     state.unlink(missing_ok=True)
@@ -326,7 +327,7 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
         else:
             with ProcessPoolExecutor(min(config.jobs, len(members)), mp_context=multiprocessing.get_context("spawn"),
                                      initializer=torch.set_num_threads, initargs=(torch.get_num_threads(),)) as pool:
-                results = list(pool.map(_trained_ensemble, [config] * len(members), members))
+                results = list(pool.map(_trained_ensemble, [config] * len(members), members, range(len(members))))
         out: dict[int, TrainingRun] = {}
         for group, trained in zip(groups.values(), results):
             out.update(zip(group, trained))

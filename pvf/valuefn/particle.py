@@ -9,8 +9,9 @@ a leaf public state are its infostates that have a history in the trunk;
 one gather turns the flat reaches into [B·L, N] beliefs, the features and
 mask are fixed for the trunk, and one scatter puts the [B·L·N] outputs
 back in leaf-infostate order. With fixed features the Deep-Sets net's
-basis (its per-particle MLP, most of its arithmetic) is computed once per
-trunk solve and weights, not at every CFR+ iteration (`_BasisCache`).
+basis (its per-particle MLP, most of its arithmetic) is computed on a CPU
+once per trunk solve and weights, not at every CFR+ iteration
+(`_BasisCache`).
 
 `Particle` is the Deep-Sets net (`pvf.nets.ParticleVF`, paper sec. 5.2);
 `pvf.valuefn.attention.Attention` reuses the encoding with another net.
@@ -154,7 +155,9 @@ class _BasisCache:
     basis is computed again when the net, the problem count, or any parameter's version
     (bumped by every in-place update: optimizer steps, `load_state_dict`), storage or dtype
     differ from the last call's; the parameters themselves are held, so their identity is
-    compared, never a recycled id.
+    compared, never a recycled id. Writes that bypass version counters are not seen:
+    through `param.data` (build a new evaluator after those) and by CUDA graph replays,
+    which is why the cache serves CPU nets only (on a GPU the basis is cheap anyway).
     """
 
     def __init__(self) -> None:
@@ -217,7 +220,8 @@ class _ParticleLeaves:
             reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
             features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
         public, mask = tile(self.public, B), tile(self.mask, B)
-        if self.opponent_feature or self.reach_feature or not issubclass(_member_type(net), ParticleVF):
+        cacheable = self.device.type == "cpu" and issubclass(_member_type(net), ParticleVF)
+        if self.opponent_feature or self.reach_feature or not cacheable:
             values = net(beliefs, features, public, mask)
         else:  # fixed features: the Deep-Sets basis is the same at every query until the weights change
             values = _call(net, "head", beliefs, self.basis.get(net, features), features, public, mask)

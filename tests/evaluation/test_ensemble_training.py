@@ -26,14 +26,17 @@ def kuhn_files(tmp_path_factory):
     return paths
 
 
-def run(files, out, state=None):
+def run(files, out, state=None, progress=False):
     out.mkdir(parents=True, exist_ok=True)
     return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, 4, iterations=20,
-                          batch_size=4, state=state, save_every_s=0, **SMALL)
+                          batch_size=4, state=state, save_every_s=0, progress=progress, **SMALL)
 
 
-def test_rows_and_checkpoints(kuhn_files, tmp_path):
-    runs = run(kuhn_files, tmp_path)
+def test_rows_and_checkpoints(kuhn_files, tmp_path, capsys):
+    runs = run(kuhn_files, tmp_path, progress=True)
+    bar = capsys.readouterr().err
+    mean = sum(r.history[-1]["trunk_exploitability"] for r in runs) / len(runs)
+    assert "particle x2" in bar and "12/12" in bar and f"trunk_exploitability={mean:.4f}" in bar
     for r in runs:
         assert [h["step"] for h in r.history] == [0, 4, 8, 12]
         assert math.isnan(r.history[0]["train_loss"]) and all(h["train_loss"] > 0 for h in r.history[1:])
