@@ -11,15 +11,15 @@ equal rows, which is the gather's scatter-add).
 
 Finding the distinct rows: each row is hashed to one int64 (the bits of
 its dot products with fixed random weights: two in float32, one in
-float64), member by member
-(`members` > 1 for stacked nets, `pvf.nets.stacked`: member s's rows are
-the s-th slice and are valued by member s's weights, so each member gets
-its own table, all padded to the longest). Sorting the S·R keys is cheap;
-`torch.unique(dim=0)` on the rows themselves cost 5 ms per 2,560 rows.
-Equal hashes of unequal rows are caught by comparing `table[index]` with
-the rows; then, and wherever deduplication cannot apply (under
-`vmap`, on a GPU, whose steps are fixed-shape CUDA graphs and not bounded
-by arithmetic), the MLP runs on every row as before.
+float64), member by member (S > 1 for stacked nets, `pvf.nets.stacked`:
+member s's rows are the s-th slice and are valued by member s's weights,
+so each member gets its own table, all padded to the longest). Sorting the
+S·R keys is cheap; `torch.unique(dim=0)` on the rows themselves cost 5 ms
+per 2,560 rows. Equal hashes of unequal rows are caught by comparing
+`table[index]` with the rows. Then, where the table would hold more than
+half the rows, and wherever deduplication cannot apply (under `vmap`; on a
+GPU, whose steps are fixed-shape CUDA graphs and not bounded by
+arithmetic), the MLP runs on every row as before.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def row_wise(mlp: nn.Module, rows: Tensor) -> Tensor:
         return mlp(rows)
     start = torch.cumsum(counts, 0) - counts
     slot = owner * width + torch.arange(len(unique), device=rows.device) - start[owner]  # [U] place in the table
+    index = slot[inverse]  # [M] each row's place in the table
     table = rows.new_zeros(members * width, F)
-    table[slot[inverse]] = rows  # equal rows write the same bits (checked below)
-    index = slot[inverse]
+    table[index] = rows  # equal rows write the same values (checked below)
     if not torch.equal(table[index], rows):  # two unequal rows hashed alike
         return mlp(rows)
     return mlp(table)[index]
