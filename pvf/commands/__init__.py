@@ -7,6 +7,7 @@ Each module defines `add_parser(subparsers)` (registers its parser and sets
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pvf.errors import PvfError
 
@@ -25,3 +26,14 @@ def resolve_max_histories(args: argparse.Namespace, default: int) -> int:
         args.max_histories = default
     require_positive(args, "max_histories")
     return args.max_histories
+
+
+def add_progress_argument(parser: argparse.ArgumentParser) -> None:
+    """`--progress` / `--no-progress`: bars on stderr; by default where stderr is a terminal (`progress_wanted`)."""
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress bars on stderr (default: when stderr is a terminal)")
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """`--progress` or `--no-progress` as given, else whether stderr is a terminal."""
+    return args.progress if args.progress is not None else sys.stderr.isatty()

@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pvf.commands import require_positive
+from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.errors import PvfError
 from pvf.outputs import check_output_dir, check_output_file, disk_errors
@@ -49,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--support-threshold", type=float, default=1e-3,
                    help="equilibrium action probabilities below this count as not played (default 1e-3)")
     s.add_argument("--out", default="runs/sparse", help="directory for sparse.csv, sparse_runs.csv, sparse.png (default runs/sparse)")
-    s.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
+    add_progress_argument(s)
     s.set_defaults(func=run_sparse)
 
 
@@ -125,7 +125,7 @@ def run_sparse(args: argparse.Namespace) -> int:
     tree = build_public_tree(layout.game)
     setting = sparse_setting(tree, root_move, layout.depth, args.equilibrium_iterations, args.support_threshold)
     points = sweep_points(fractions, min_count or None)
-    rows = run_sweep(setting, networks, build_feature_tables(tree), points, seeds, args.iterations, progress=args.progress)
+    rows = run_sweep(setting, networks, build_feature_tables(tree), points, seeds, args.iterations, progress=progress_wanted(args))
     summary = summarize(rows, points)
     uniform = uniform_reference(setting)
     out_dir = Path(args.out)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from pvf.commands import require_positive
+from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.errors import PvfError
 from pvf.outputs import check_output_dir
 
@@ -70,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save-policy", action="store_true",
                    help="particle games: also write fig4-<game>-policy.json (restricted games and trunk strategies)")
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
-    p.add_argument("--progress", action="store_true", help="show progress bars on stderr")
+    add_progress_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         separate_runs=args.separate_runs,
         cuda_graph=args.cuda_graph,
         fractions=fractions,
-        progress=args.progress,
+        progress=progress_wanted(args),
         particle_trunks=args.particle_trunks,
         particle_steps=args.particle_steps,
         draws=draws,
