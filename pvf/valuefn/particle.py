@@ -163,17 +163,19 @@ class _BasisCache:
     def __init__(self) -> None:
         self.params: list[Tensor] = []
         self.key: tuple[Any, ...] = ()
+        self.features: Tensor | None = None
         self.basis: Tensor | None = None
 
-    def get(self, net: nn.Module, features: Tensor) -> Tensor:
-        """basis [B·L, N, K] of `features` [B·L, N, F]."""
+    def get(self, net: nn.Module, features: Tensor, problems: int) -> tuple[Tensor, Tensor]:
+        """(features [B·L, N, F], basis [B·L, N, K]): the leaves' `features` [L, N, F] tiled for B = `problems`."""
         params = list(net.parameters())
-        key = (features.shape, *((p._version, p.data_ptr(), p.dtype) for p in params))
+        key = (problems, *((p._version, p.data_ptr(), p.dtype) for p in params))
         same = len(params) == len(self.params) and all(a is b for a, b in zip(params, self.params))
         if self.basis is None or not same or key != self.key:
-            self.basis = _call(net, "basis", features)
+            self.features = tile(features, problems)
+            self.basis = _call(net, "basis", self.features)
             self.params, self.key = params, key
-        return self.basis
+        return self.features, self.basis
 
 
 class _ParticleLeaves:
@@ -212,19 +214,21 @@ class _ParticleLeaves:
     def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
         B, (L, N) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
-        features = tile(self.features, B)
-        if self.opponent_feature:
-            opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
-            features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
-        if self.reach_feature:
-            reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
-            features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
         public, mask = tile(self.public, B), tile(self.mask, B)
-        cacheable = self.device.type == "cpu" and issubclass(_member_type(net), ParticleVF)
-        if self.opponent_feature or self.reach_feature or not cacheable:
+        fixed = not (self.opponent_feature or self.reach_feature)
+        if fixed and self.device.type == "cpu" and issubclass(_member_type(net), ParticleVF):
+            # the Deep-Sets basis is the same at every query until the weights change
+            features, basis = self.basis.get(net, self.features, B)
+            values = _call(net, "head", beliefs, basis, features, public, mask)
+        else:
+            features = tile(self.features, B)
+            if self.opponent_feature:
+                opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
+                features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
+            if self.reach_feature:
+                reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
+                features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
             values = net(beliefs, features, public, mask)
-        else:  # fixed features: the Deep-Sets basis is the same at every query until the weights change
-            values = _call(net, "head", beliefs, self.basis.get(net, features), features, public, mask)
         values = values.reshape(B, L * N).double().cpu().numpy()
         out = np.zeros((B, self.pad))
         out[:, self.scatter[1]] = values[:, self.scatter[0]]
