@@ -19,7 +19,12 @@ For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
      "loop": the ensemble gathering its S·B samples every step from its
      training sets, encoded once on the device (`preload`), against
      separate runs fetching and encoding their B each, as a Lightning
-     loop does.
+     loop does. The ensemble trains as `pvf reproduce` trains it: in the
+     default member groups (`pvf.trainers.member_groups`; on a CPU one
+     group for Leduc's nets, one member at a time for Goofspiel-5's
+     positional and particle nets), each group's steps in a row; the
+     one-group step (all S members in every step) is timed and reported
+     beside it (`one_group_*`).
   3. Evaluation, per architecture: each member's trunk exploitability
      (100 CFR+ iterations with the net at the leaves, then the exact LP),
      all S in one batched CFR+ call (`ensemble_trunk_exploitability`)
@@ -29,7 +34,7 @@ For each game (Leduc at move 7, Goofspiel-5 at move 2), in one process:
      (`torch.utils.flop_counter`) at the machine's measured peak rate for
      a batched float32 product of the nets' shape; separate step time over
      that is the most any batching could gain (`step_speedup_bound`), and
-     `ensemble_step_fraction_of_peak` how close the ensemble step is.
+     `ensemble_step_fraction_of_peak` how close the one-group step is.
 Speedups are separate time / ensemble time. `--json` prints one object:
 `training_speedup` and `evaluation_speedup` are the smallest step / total
 ratios over games and architectures; `details` holds every figure.
@@ -58,6 +63,7 @@ from pvf.games.public_tree import build_public_tree
 from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
 from pvf.trainers.ensemble import EnsembleTrainer, to_device
+from pvf.trainers.member_groups import MemberGroups
 from pvf.valuefn.evaluator import NetworkEvaluator
 from pvf.valuefn.registry import ARCHITECTURES
 
@@ -133,6 +139,8 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     separate_steps(args.warmup, False)
     separate_step = timed(lambda: separate_steps(args.steps, False), device)
     separate_loop = timed(lambda: separate_steps(args.steps, True), device)
+    sizes, grouped_step, grouped_loop = time_groups(paths, architecture, args, device)
+    default_step, default_loop = grouped_step or ensemble_step, grouped_loop or ensemble_loop
     samples = S * B * args.steps
     # The matrix products alone at the machine's peak rate: no batching can make a step faster.
     bound_s = step_flops * args.steps / args.peak_flops
@@ -140,17 +148,44 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
         "parameters_per_member": sum(p.numel() for p in modules[0].net.parameters()),
         "backend": trainer.nets.backend,
         "cuda_graph": trainer.graph_step is not None,
-        "ensemble_step_samples_per_s": samples / ensemble_step,
+        "group_sizes": sizes,
+        "ensemble_step_samples_per_s": samples / default_step,
         "separate_step_samples_per_s": samples / separate_step,
-        "step_speedup": separate_step / ensemble_step,
-        "ensemble_loop_samples_per_s": samples / ensemble_loop,
+        "step_speedup": separate_step / default_step,
+        "ensemble_loop_samples_per_s": samples / default_loop,
         "separate_loop_samples_per_s": samples / separate_loop,
-        "loop_speedup": separate_loop / ensemble_loop,
+        "loop_speedup": separate_loop / default_loop,
+        "one_group_step_samples_per_s": samples / ensemble_step,
+        "one_group_step_speedup": separate_step / ensemble_step,
+        "one_group_loop_speedup": separate_loop / ensemble_loop,
         "matmul_flops_per_step": step_flops,
         "ensemble_step_fraction_of_peak": bound_s / ensemble_step,
         "step_speedup_bound": separate_step / bound_s if bound_s else None,
         "trainer": trainer,
     }
+
+
+def time_groups(paths: list[Path], architecture: str, args: argparse.Namespace,
+                device: torch.device) -> tuple[list[int], float | None, float | None]:
+    """pvf's default grouping (`MemberGroups`): its group sizes and the seconds of `args.steps` bare steps and
+    loop steps of every member, each group's steps in a row; (sizes, None, None) when it is one group."""
+    groups = MemberGroups.from_files(paths, architecture, range(len(paths)), args.warmup + 2 * args.steps + 1,
+                                     batch_size=args.batch_size, device=device, cuda_graph=None if args.cuda_graph else False)
+    sizes = [g.members for g in groups.groups]
+    if len(sizes) == 1:
+        return sizes, None, None
+    batches = [[g.next_batch() for _ in range(POOL)] for g in groups.groups]
+
+    def steps(n: int, fetch: bool) -> None:
+        for group, own in zip(groups.groups, batches):
+            for i in range(n):
+                if fetch:
+                    group.train_step()
+                else:
+                    group.step(own[i % POOL])
+
+    steps(args.warmup, False)
+    return sizes, timed(lambda: steps(args.steps, False), device), timed(lambda: steps(args.steps, True), device)
 
 
 def time_evaluation(trainer: EnsembleTrainer, game: str, depth: int, iterations: int, device: torch.device) -> dict[str, Any]:
@@ -230,7 +265,9 @@ def main() -> None:
                 evaluation.append(evaluate["speedup"])
                 if not args.json:
                     print(f"{name:<10} {arch:<10} training {train['ensemble_step_samples_per_s']:>10,.0f} vs "
-                          f"{train['separate_step_samples_per_s']:>9,.0f} samples/s ({train['step_speedup']:.2f}x step, "
+                          f"{train['separate_step_samples_per_s']:>9,.0f} samples/s ({train['step_speedup']:.2f}x step "
+                          f"in groups of {'/'.join(map(str, train['group_sizes']))}, "
+                          f"{train['one_group_step_speedup']:.2f}x all in one, "
                           f"at most {train['step_speedup_bound'] or float('nan'):.2f}x at the matmul peak, "
                           f"{train['loop_speedup']:.2f}x loop); evaluation {evaluate['speedup']:.2f}x "
                           f"(solve {evaluate['solve_speedup']:.2f}x, LPs {evaluate['ensemble_lp_s']:.2f} s), "

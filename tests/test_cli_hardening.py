@@ -217,3 +217,10 @@ def test_huge_generation_options_are_refused_before_work(tmp_path, monkeypatch, 
     args = ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", "k.h5"]
     assert_refused(pvf_here(capsys, *args, *extra), message)
     assert listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_non_positive_group_size_is_refused(tmp_path, monkeypatch, capsys, value):
+    monkeypatch.chdir(tmp_path)
+    assert_refused(pvf_here(capsys, "reproduce", "fig3", "--group-size", value, "--out", "runs"), "--group-size", value)
+    assert listing(tmp_path) == []

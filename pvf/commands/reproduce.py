@@ -64,6 +64,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
     p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
                    help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
+    p.add_argument("--group-size", type=int,
+                   help="members of an ensemble trained together, group after group between measurements (default: "
+                        "all on a GPU; on a CPU as many as keep their training state in about 24 MB, e.g. all of "
+                        "Leduc's, one of Goofspiel-5's)")
     p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16,64; goofspiel13 also 256; beyond the LP: certified upper bounds)")
     p.add_argument("--particle-trunks", type=int, help="particle games: dataset samples (default 4000; goofspiel13 8000)")
     p.add_argument("--particle-steps", type=int, help="particle games: training steps (default 4000)")
@@ -111,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         raise PvfError(f"--draws takes comma-separated integers, got {args.draws!r}") from None
     if draws is not None and (not draws or min(draws) < 1):
         raise PvfError(f"--draws must be positive, got {args.draws!r}")
-    for name in ("particle_trunks", "particle_steps"):
+    for name in ("particle_trunks", "particle_steps", "group_size"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise PvfError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     out = check_output_dir(args.out, "--out")
@@ -135,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         accelerator=args.accelerator,
         separate_runs=args.separate_runs,
         cuda_graph=args.cuda_graph,
+        group_size=args.group_size,
         fractions=fractions,
         progress=progress_wanted(args),
         particle_trunks=args.particle_trunks,

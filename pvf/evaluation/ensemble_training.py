@@ -2,8 +2,11 @@
 
 The ensemble counterpart of `train_value_function` (pvf.evaluation.training),
 for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
-  1. `EnsembleTrainer` (pvf.trainers.ensemble) trains all members with one
-     batched step per training step.
+  1. `MemberGroups` (pvf.trainers.member_groups) trains the members in
+     groups, each group an `EnsembleTrainer` (one batched step for its
+     members per training step): on a GPU one group of all, on a CPU groups
+     whose training state fits the caches, each trained up to the next
+     measurement before the next group starts.
   2. Before the first step and every `every_n_steps` steps, all members'
      trunks are solved in one batched CFR+ call and their exact trunk
      exploitabilities computed (`ensemble_trunk_exploitability`); each member
@@ -15,8 +18,9 @@ for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
      state and the rows so far go to `state` (written to a temporary file,
      then renamed); a rerun with the same arguments continues from there.
   4. At the end each member is saved as a `pvf train` checkpoint.
-With `progress`, a bar on stderr counts the steps (a rerun starts it where
-the saved state stopped) and shows the members' mean trunk exploitability
+With `progress`, a bar on stderr counts the steps of all members (a group
+of n of S members moves it n/S of a step; a rerun starts it where the saved
+state stopped) and shows the members' mean trunk exploitability
 at the last measurement.
 """
 
@@ -40,7 +44,8 @@ from pvf.games.public_tree import build_public_tree
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
-from pvf.trainers.ensemble import EnsembleTrainer, to_device
+from pvf.trainers.ensemble import to_device
+from pvf.trainers.member_groups import MemberGroups
 from pvf.valuefn.evaluator import check_features
 
 VALIDATION_CHUNK = 1024  # samples per validation forward pass
@@ -60,6 +65,7 @@ def train_ensemble(
     save_every_s: float = 60.0,
     target: str = "average",
     cuda_graph: bool | None = None,
+    group_size: int | None = None,
     progress: bool = False,
     position: int = 0,
     **model_args: Any,
@@ -70,11 +76,12 @@ def train_ensemble(
     state: file of the resumable training state (None: not saved).
     target: the profile trained on, "average" or "current" (as `train_value_function`).
     cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
+    group_size: members trained together (`MemberGroups`; None: `auto_group_size`).
     progress: a step bar on stderr; position: its line (one per ensemble trained at once).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
-    trainer = EnsembleTrainer.from_files(data, architecture, seeds, max_steps, batch_size, device=device, target=target,
-                                         cuda_graph=cuda_graph, **model_args)
+    trainer = MemberGroups.from_files(data, architecture, seeds, max_steps, batch_size, group_size, device=device,
+                                      target=target, cuda_graph=cuda_graph, **model_args)
     layout = trainer.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
@@ -93,14 +100,20 @@ def train_ensemble(
     logged = histories[0][-1]["step"] if histories[0] else -1
     bar = tqdm(total=max_steps, initial=trainer.step_count, desc=f"{architecture} x{len(seeds)}", unit="step",
                disable=not progress, position=position, dynamic_ncols=True)
+    member_steps = trainer.step_count * trainer.members
 
-    def measure(tr: EnsembleTrainer) -> None:
+    def count(members: int) -> None:
+        nonlocal member_steps
+        member_steps += members
+        bar.update(member_steps // trainer.members - bar.n)
+
+    def measure(tr: MemberGroups) -> None:
         nonlocal last_save, logged
         step = tr.step_count
         if step == logged:
             return
-        results = ensemble_trunk_exploitability(trunk, tr.nets, tr.architecture, layout, features, iterations, lp)
-        window = tr.losses[max(logged, 0) : step].double().cpu()  # one host sync per measurement
+        results = ensemble_trunk_exploitability(trunk, tr.nets(), tr.architecture, layout, features, iterations, lp)
+        window = tr.loss_window(max(logged, 0), step).double().cpu()  # one host sync per measurement
         for k, result in enumerate(results):
             epoch = step * batch_size // len(tr.data[k].rows)
             if epoch > val_epoch[k]:  # Lightning validates once per epoch
@@ -121,7 +134,7 @@ def train_ensemble(
             last_save = time.monotonic()
 
     with bar:
-        trainer.fit(measure, every_n_steps)
+        trainer.fit(measure, every_n_steps, count if progress else None)
         measure(trainer)  # the last step, when every_n_steps does not divide max_steps
     trainer.save_members(checkpoints)
     return [TrainingRun(str(path), history) for path, history in zip(checkpoints, histories)]
@@ -135,7 +148,7 @@ def _validation_set(path: str | Path, seed: int, target: str, val_fraction: floa
 
 
 @torch.no_grad()
-def _validation_loss(trainer: EnsembleTrainer, k: int, dataset: PbsTorchDataset) -> float:
+def _validation_loss(trainer: MemberGroups, k: int, dataset: PbsTorchDataset) -> float:
     """Member k's MSE over the real infostates of its whole validation set."""
     net = trainer.member_net(k).to(trainer.device)
     total, count = 0.0, 0

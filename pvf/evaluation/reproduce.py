@@ -100,6 +100,8 @@ class ReproduceConfig:
     lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
     separate_runs: one Lightning run per seed instead of one ensemble per network.
     cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
+    group_size: members of an ensemble trained together (`pvf.trainers.member_groups`; None: by
+        the members' size, all on a GPU).
     fractions, equilibrium_iterations: the sparse sweep.
     particle_trunks, particle_steps, draws: particle games' dataset size,
         training steps and sweep K; None = the game's defaults (PARTICLE_GAMES).
@@ -124,6 +126,7 @@ class ReproduceConfig:
     lr_schedule: str = "constant"
     separate_runs: bool = False
     cuda_graph: bool = True
+    group_size: int | None = None
     fractions: tuple[float, ...] = DEFAULT_FRACTIONS
     equilibrium_iterations: int = 1000
     progress: bool = False
@@ -305,6 +308,7 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
     trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
                              device, state, target=config.target, cuda_graph=None if config.cuda_graph else False,
+                             group_size=config.group_size,
                              progress=config.progress, position=position, lr_schedule=config.lr_schedule)
     for run, history in zip(trained, histories):
         write_csv(run.history, history)

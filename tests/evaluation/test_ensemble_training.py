@@ -26,14 +26,15 @@ def kuhn_files(tmp_path_factory):
     return paths
 
 
-def run(files, out, state=None, progress=False):
+def run(files, out, state=None, progress=False, group_size=None):
     out.mkdir(parents=True, exist_ok=True)
     return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, 4, iterations=20,
-                          batch_size=4, state=state, save_every_s=0, progress=progress, **SMALL)
+                          batch_size=4, state=state, save_every_s=0, group_size=group_size, progress=progress, **SMALL)
 
 
-def test_rows_and_checkpoints(kuhn_files, tmp_path, capsys):
-    runs = run(kuhn_files, tmp_path, progress=True)
+@pytest.mark.parametrize("group_size", [None, 1])  # one group of both members; one member at a time
+def test_rows_and_checkpoints(kuhn_files, tmp_path, capsys, group_size):
+    runs = run(kuhn_files, tmp_path, progress=True, group_size=group_size)
     bar = capsys.readouterr().err
     mean = sum(r.history[-1]["trunk_exploitability"] for r in runs) / len(runs)
     assert "particle x2" in bar and "12/12" in bar and f"trunk_exploitability={mean:.4f}" in bar
@@ -46,8 +47,18 @@ def test_rows_and_checkpoints(kuhn_files, tmp_path, capsys):
     assert runs[0].history[-1]["train_loss"] != runs[1].history[-1]["train_loss"]
 
 
-def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch):
-    straight = run(kuhn_files, tmp_path / "straight")
+def test_groups_of_one_member_give_the_ensembles_rows(kuhn_files, tmp_path):
+    """The same training in another grouping: rows equal up to float32 rounding."""
+    together, apart = run(kuhn_files, tmp_path / "together"), run(kuhn_files, tmp_path / "apart", group_size=1)
+    for a, b in zip(together, apart):
+        assert [h["step"] for h in a.history] == [h["step"] for h in b.history]
+        for ra, rb in zip(a.history, b.history):
+            assert ra == pytest.approx(rb, rel=1e-4, abs=1e-6, nan_ok=True)
+
+
+@pytest.mark.parametrize("group_size", [None, 1])
+def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch, group_size):
+    straight = run(kuhn_files, tmp_path / "straight", group_size=group_size)
     state = tmp_path / "killed" / "state.pt"
     measure = ensemble_training.ensemble_trunk_exploitability
     steps = []
@@ -60,10 +71,10 @@ def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch):
 
     monkeypatch.setattr(ensemble_training, "ensemble_trunk_exploitability", dies_at_step_12)
     with pytest.raises(KeyboardInterrupt):
-        run(kuhn_files, tmp_path / "killed", state)
+        run(kuhn_files, tmp_path / "killed", state, group_size=group_size)
     assert torch.load(state, weights_only=True)["trainer"]["step"] == 8
     monkeypatch.setattr(ensemble_training, "ensemble_trunk_exploitability", measure)
-    resumed = run(kuhn_files, tmp_path / "killed", state)
+    resumed = run(kuhn_files, tmp_path / "killed", state, group_size=group_size)
     for a, b in zip(straight, resumed):
         assert len(a.history) == len(b.history)
         for ra, rb in zip(a.history, b.history):
