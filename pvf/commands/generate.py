@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from pvf.commands import resolve_max_histories
+from pvf.commands import add_progress_argument, progress_wanted, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments
 from pvf.errors import PvfError
 from pvf.solvers.registry import DEFAULT_SOLVER
@@ -46,6 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="size cap: the public tree's histories (default 2,000,000), or with --particles each particle subgame's (default 200,000)")
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     p.add_argument("--overwrite", action="store_true", help="replace a file or work directory made with other parameters")
+    add_progress_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         solver=args.solver,
     )
     report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
-                      max_histories=args.max_histories)
+                      progress=progress_wanted(args), max_histories=args.max_histories)
     _print_report(report, args.json, f"samples of {spec.game} at move {spec.depth}", show_rate=True)
     return 0
 
@@ -100,7 +101,8 @@ def _run_particles(args: argparse.Namespace, sampling) -> int:
         max_histories=args.max_histories,
         rows=args.rows,
     )
-    report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite)
+    report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
+                                progress=progress_wanted(args))
     _print_report(report, args.json, f"particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}", show_rate=False)
     return 0
 
