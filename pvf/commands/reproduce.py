@@ -12,7 +12,8 @@ e.g. `--seeds 2 --trunks 100 --max-steps 2000 --eval-every 200`. The seeds
 of each network train together as one ensemble (one batched step for all
 seeds; a killed rerun continues from the last saved state);
 `--separate-runs` trains one run per seed. `--jobs N` trains N ensembles
-(or runs) at once, one process each. Finished
+(or runs) at once, one process each; on a CPU each network's seeds are
+split into up to N parts, so that every core trains. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
 Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
@@ -54,7 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fractions", default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1", help="fig4: shares of support histories kept")
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
     p.add_argument("--jobs", type=int, default=1,
-                   help="training runs at once, each in its own process (default 1; e.g. the number of cores)")
+                   help="training processes at once (default 1; e.g. the number of cores): ensembles, on a CPU each "
+                        "network's seeds split into up to N parts, or with --separate-runs single runs")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
     p.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant",

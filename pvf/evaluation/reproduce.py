@@ -37,12 +37,19 @@ that a killed rerun continues); `separate_runs` trains one Lightning run
 per seed instead. Either way the runs are independent once the datasets
 exist: with `jobs` > 1 they (ensembles: one per network) run in that many
 spawned processes (each with the parent's torch thread count), and the
-results are collected in the same order as sequentially.
+results are collected in the same order as sequentially. On a CPU each
+ensemble is then split into up to `jobs` parts of consecutive seeds
+(`_ensembles`), so that a single network's seeds (fig. 4) use every core
+and networks of unequal cost (fig. 3) finish together; a part trains its
+members as the whole would (members are independent; only batched
+products may round differently). A saved state is resumed in the parts
+it was saved in, whatever `jobs` is.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -72,6 +79,7 @@ from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
+from pvf.trainers.member_groups import group_bounds
 
 # Short names used on the command line and in file names.
 GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
@@ -302,12 +310,9 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
         finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
         if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
             return finished
-    state = checkpoints[0].with_name(
-        checkpoints[0].stem.replace(f"seed{seeds[0]}", "seeds" + "-".join(map(str, seeds))) + f"-e{eval_every}.state.pt"
-    )
-    device = "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+    state = _state_path(config, runs)
     trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
-                             device, state, target=config.target, cuda_graph=None if config.cuda_graph else False,
+                             _device(config), state, target=config.target, cuda_graph=None if config.cuda_graph else False,
                              group_size=config.group_size,
                              progress=config.progress, position=position, lr_schedule=config.lr_schedule)
     for run, history in zip(trained, histories):
@@ -316,24 +321,65 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     return trained
 
 
+def _device(config: ReproduceConfig) -> str:
+    """Where ensembles train: "cuda" for accelerator gpu (or auto with a GPU), else "cpu"."""
+    return "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+
+
+def _state_path(config: ReproduceConfig, runs: Sequence[tuple[Path, str, int, int]]) -> Path:
+    """The saved training state of the ensemble of `runs` (its seeds and measurement interval in the name)."""
+    first = _checkpoint(config, runs[0][0], runs[0][1], "-ens")
+    seeds = "seeds" + "-".join(str(r[2]) for r in runs)
+    return first.with_name(first.stem.replace(f"seed{runs[0][2]}", seeds) + f"-e{runs[0][3]}.state.pt")
+
+
+def _ensembles(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[list[int]]:
+    """Indices of `runs` trained together: per (architecture, eval_every) its seeds, in parts (module docstring).
+
+    Saved states (of any consecutive seeds) fix the parts they cover, the widest first; the other
+    members are split into up to `config.jobs` parts on a CPU (on a GPU one ensemble fills it).
+    """
+    by_network: dict[tuple[str, int], list[int]] = {}
+    for i, run in enumerate(runs):
+        by_network.setdefault((run[1], run[3]), []).append(i)
+    parts = []
+    for members in by_network.values():
+        n = len(members)
+        saved = sorted(((a, b) for a in range(n) for b in range(a + 1, n + 1)
+                        if _state_path(config, [runs[i] for i in members[a:b]]).exists()), key=lambda r: (r[0], -r[1]))
+        bounds, start = [], 0
+        for a, b in saved + [(n, n)]:
+            if a < start:
+                continue
+            if a > start:  # members between saved parts: split as if fresh
+                k = min(config.jobs, a - start) if _device(config) == "cpu" else 1
+                bounds += [(start + x, start + y) for x, y in group_bounds(a - start, math.ceil((a - start) / k))]
+            if b > a:
+                bounds.append((a, b))
+            start = b
+        parts += [members[a:b] for a, b in bounds]
+    return parts
+
+
 def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
     """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order.
 
-    Unless `config.separate_runs`, runs of one (architecture, eval_every) are one ensemble.
+    Unless `config.separate_runs`, runs of one (architecture, eval_every) are one ensemble (on a CPU
+    with jobs > 1, in parts: `_ensembles`).
     """
     if not config.separate_runs:
-        groups: dict[tuple[str, int], list[int]] = {}
-        for i, run in enumerate(runs):
-            groups.setdefault((run[1], run[3]), []).append(i)
-        members = [[runs[i] for i in group] for group in groups.values()]
+        groups = _ensembles(config, runs)
+        members = [[runs[i] for i in group] for group in groups]
         if config.jobs == 1 or len(members) == 1:
             results = [_trained_ensemble(config, m) for m in members]
         else:
             with ProcessPoolExecutor(min(config.jobs, len(members)), mp_context=multiprocessing.get_context("spawn"),
                                      initializer=torch.set_num_threads, initargs=(torch.get_num_threads(),)) as pool:
-                results = list(pool.map(_trained_ensemble, [config] * len(members), members, range(len(members))))
+                # bar lines: parts run about `jobs` at a time, in order
+                results = list(pool.map(_trained_ensemble, [config] * len(members), members,
+                                        [i % config.jobs for i in range(len(members))]))
         out: dict[int, TrainingRun] = {}
-        for group, trained in zip(groups.values(), results):
+        for group, trained in zip(groups, results):
             out.update(zip(group, trained))
         return [out[i] for i in range(len(runs))]
     if config.jobs == 1 or len(runs) <= 1:
