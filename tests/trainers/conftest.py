@@ -10,10 +10,25 @@ from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 
 
-def make_dataset(path: Path, game: str, depth: int, num_trunks: int, target: str = "average") -> Path:
-    spec = GenerationSpec(game=game, depth=depth, num_trunks=num_trunks, cfr_iterations=20, seed=0, target=target)
+def make_dataset(path: Path, game: str, depth: int, num_trunks: int, target: str = "average", seed: int = 0) -> Path:
+    spec = GenerationSpec(game=game, depth=depth, num_trunks=num_trunks, cfr_iterations=20, seed=seed, target=target)
     generate(spec, path, progress=False)
     return path
+
+
+@pytest.fixture(scope="session")
+def goofspiel_files(tmp_path_factory) -> list[Path]:
+    """Three Goofspiel-5 files (move 2) from different generation seeds (ensemble members each get their own):
+    particle sets of different sizes."""
+    root = tmp_path_factory.mktemp("ensemble_data")
+    return [make_dataset(root / f"g{k}.h5", "goofspiel5", 2, 4, seed=k) for k in range(3)]
+
+
+@pytest.fixture(scope="session")
+def leduc_files(tmp_path_factory) -> list[Path]:
+    """Three Leduc files (move 7) from different generation seeds."""
+    root = tmp_path_factory.mktemp("ensemble_leduc")
+    return [make_dataset(root / f"l{k}.h5", "leduc_poker", 7, 4, seed=k) for k in range(3)]
 
 
 @pytest.fixture(scope="session")

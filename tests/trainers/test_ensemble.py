@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from pvf.datasets.generate import generate
 from pvf.datasets.layout import DataLayout
-from pvf.datasets.spec import GenerationSpec
 from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, separate_run
 from pvf.trainers.module import ValueFunctionModule
 from pvf.valuefn.checkpoint import load_value_function
@@ -32,26 +28,7 @@ def test_every_registered_architecture_is_covered():
     assert set(SMALL) == set(ARCHITECTURES) == {c[0] for c in CASES}
 
 
-def make_seeded_dataset(path: Path, game: str, depth: int, num_trunks: int, seed: int) -> Path:
-    """A small file from generation seed `seed` (ensemble members each get their own)."""
-    generate(GenerationSpec(game=game, depth=depth, num_trunks=num_trunks, cfr_iterations=20, seed=seed), path, progress=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def goofspiel_files(tmp_path_factory) -> list[Path]:
-    """Three Goofspiel-5 files (move 2) from different generation seeds: particle sets of different sizes."""
-    root = tmp_path_factory.mktemp("ensemble_data")
-    return [make_seeded_dataset(root / f"g{k}.h5", "goofspiel5", 2, 4, seed=k) for k in range(3)]
-
-
 BATCH = 4  # small batches on Goofspiel: members' largest sets often differ
-
-
-@pytest.fixture(scope="module")
-def leduc_files(tmp_path_factory) -> list[Path]:
-    root = tmp_path_factory.mktemp("ensemble_leduc")
-    return [make_seeded_dataset(root / f"l{k}.h5", "leduc_poker", 7, 4, seed=k) for k in range(3)]
 
 
 def separate_losses(paths, architecture, batch_size=16, lr_schedule="constant", **model_args) -> torch.Tensor:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pvf.datasets.generate import generate
-from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError
 from pvf.trainers.ensemble import EnsembleTrainer
 from pvf.trainers.member_groups import MemberGroups, auto_group_size, group_bounds
@@ -14,15 +12,6 @@ from pvf.trainers.member_groups import MemberGroups, auto_group_size, group_boun
 SEEDS = (3, 4, 5)
 SMALL = dict(basis_layers=2, basis_hidden_width=16, regression_layers=3, regression_hidden_width=24)
 STEPS = 24
-
-
-@pytest.fixture(scope="module")
-def leduc_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("member_groups")
-    paths = [root / f"l{s}.h5" for s in SEEDS]
-    for s, path in zip(SEEDS, paths):
-        generate(GenerationSpec(game="leduc_poker", depth=7, num_trunks=4, cfr_iterations=20, seed=s), path, progress=False)
-    return paths
 
 
 def groups(files, group_size, steps=STEPS):
