@@ -48,6 +48,7 @@ it was saved in, whatever `jobs` is.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import multiprocessing
@@ -77,6 +78,7 @@ from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
 from pvf.games.public_tree import build_public_tree
+from pvf.outputs import output_lock
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.trainers.member_groups import group_bounds
@@ -284,16 +286,17 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
     """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
     checkpoint = _checkpoint(config, data, arch)
     history_path = checkpoint.with_suffix(".csv")
-    if checkpoint.exists() and history_path.exists():
-        history = _read_history(history_path)
-        if _measured_every(history, eval_every, config.max_steps):
-            return TrainingRun(str(checkpoint), history)
-    run = train_value_function(
-        data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size, config.progress,
-        config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
-    )
-    write_csv(run.history, history_path)
-    return run
+    with output_lock(checkpoint):  # a concurrent `pvf reproduce` on the same --out is refused, not run twice
+        if checkpoint.exists() and history_path.exists():
+            history = _read_history(history_path)
+            if _measured_every(history, eval_every, config.max_steps):
+                return TrainingRun(str(checkpoint), history)
+        run = train_value_function(
+            data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size,
+            config.progress, config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
+        )
+        write_csv(run.history, history_path)
+        return run
 
 
 def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int = 0) -> list[TrainingRun]:
@@ -306,19 +309,22 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
     seeds = [r[2] for r in runs]
     checkpoints = [_checkpoint(config, d, arch, "-ens") for d in data]
     histories = [c.with_suffix(".csv") for c in checkpoints]
-    if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
-        finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
-        if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
-            return finished
-    state = _state_path(config, runs)
-    trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations, config.batch_size,
-                             _device(config), state, target=config.target, cuda_graph=None if config.cuda_graph else False,
-                             group_size=config.group_size,
-                             progress=config.progress, position=position, lr_schedule=config.lr_schedule)
-    for run, history in zip(trained, histories):
-        write_csv(run.history, history)
-    state.unlink(missing_ok=True)
-    return trained
+    with contextlib.ExitStack() as locks:
+        for checkpoint in checkpoints:  # one writer per member, whatever ensemble another process put it in
+            locks.enter_context(output_lock(checkpoint))
+        if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
+            finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
+            if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
+                return finished
+        state = _state_path(config, runs)
+        trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations,
+                                 config.batch_size, _device(config), state, target=config.target,
+                                 cuda_graph=None if config.cuda_graph else False, group_size=config.group_size,
+                                 progress=config.progress, position=position, lr_schedule=config.lr_schedule)
+        for run, history in zip(trained, histories):
+            write_csv(run.history, history)
+        state.unlink(missing_ok=True)
+        return trained
 
 
 def _device(config: ReproduceConfig) -> str:

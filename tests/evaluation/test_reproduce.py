@@ -133,3 +133,21 @@ def test_a_finer_eval_every_retrains_into_the_same_network(tmp_path):
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
     reproduce_fig3(coarse)
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")} == stamps
+
+
+def test_a_network_another_process_is_training_is_refused_not_trained_twice(tmp_path):
+    """A member's checkpoint locked (as a concurrent `pvf reproduce` on the same --out holds it): refused with
+    the holder's pid; once free, a rerun trains it."""
+    from pvf.errors import PvfError
+    from pvf.outputs import output_lock
+
+    config = ReproduceConfig(out=tmp_path, games=("leduc",), architectures=("particle",), seeds=(0, 1), trunks=3,
+                             cfr_iterations=5, max_steps=2, eval_every=2, batch_size=16, iterations=5)
+    member = tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed1-particle-steps2-b16-ens.ckpt"
+    member.parent.mkdir()
+    with output_lock(member):
+        with pytest.raises(PvfError, match=r"being written by another pvf process \(pid \d+\)"):
+            reproduce_fig3(config)
+    assert not member.exists()
+    reproduce_fig3(config)
+    assert member.exists() and not list(tmp_path.glob("checkpoints/*.lock"))
