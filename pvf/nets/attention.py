@@ -11,7 +11,12 @@ the real ones. With d = `dim`, one forward pass:
    never see it, and no order is assumed: the blocks are permutation-
    equivariant.
 3. context = attention pooling: one learned query attends over the real
-   tokens (`[B, d]`), invariant to particle order.
+   tokens (`[B, d]`), invariant to particle order. The query is the weight
+   of a bias-free `Linear(1, d)` applied to a constant 1 (initialised to
+   zeros), so that every parameter sits in a Linear or LayerNorm layer and
+   an ensemble of these nets stacks as batched products
+   (`pvf.nets.stacked`, "bmm"); checkpoints that stored it as the
+   parameter `pool_query` `[1, 1, d]` load unchanged.
 4. y = regression([context, public]): `[B, d]`, an MLP like the Deep-Sets
    net's regression.
 5. value_j = ⟨y, basis(token_j)⟩ with basis a shared Linear `[d] -> [d]`
@@ -30,6 +35,7 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
+from torch.nn.utils import skip_init
 
 from pvf.nets.mlp import ConfigurableModule, activation_class, build_mlp
 
@@ -109,7 +115,8 @@ class AttentionVF(ConfigurableModule):
         self.embed = nn.Linear(feature_dim + 1, dim)
         self.blocks = nn.ModuleList(_Block(dim, heads, hidden, activation) for _ in range(num_blocks))
         self.norm = nn.LayerNorm(dim)
-        self.pool_query = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pool_query = skip_init(nn.Linear, 1, dim, bias=False)  # no random draw: the init that follows is as before
+        nn.init.zeros_(self.pool_query.weight)
         self.pool = _MaskedAttention(dim, heads)
         self.regression = build_mlp(
             dim + public_dim, dim, regression_layers, regression_hidden_multiplier, regression_hidden_width, activation
@@ -124,8 +131,15 @@ class AttentionVF(ConfigurableModule):
         for block in self.blocks:
             tokens = block(tokens, mask)
         tokens = self.norm(tokens)
-        query = self.pool_query.expand(tokens.shape[0], 1, -1)
+        query = self.pool_query(tokens.new_ones(tokens.shape[0], 1, 1))  # [B, 1, d], the learned query
         context = self.pool(query, tokens, mask).squeeze(1)  # [B, d]
         y = self.regression(torch.cat([context, public], dim=-1))  # [B, d]
         values = (self.basis(tokens) * y.unsqueeze(1)).sum(dim=-1)
         return torch.where(mask, values, 0.0)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """Checkpoints written before the query became a Linear hold `pool_query` `[1, 1, d]`: the same numbers."""
+        old = state_dict.pop(prefix + "pool_query", None)
+        if old is not None:
+            state_dict[prefix + "pool_query.weight"] = old.reshape(-1, 1)
+        super()._load_from_state_dict(state_dict, prefix, *args)

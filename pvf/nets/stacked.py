@@ -5,12 +5,14 @@ S·R rows, member s's R rows back to back (`[S·R, ...]`), which is what the
 training batches and the leaf evaluators already produce for B = S·R.
 Two backends compute every member on its own rows at once:
 
-- "bmm" (nets whose parameters all sit in `nn.Linear` layers and whose
-  other operations act on each row alone, e.g. `PositionalVF`,
-  `ParticleVF`): a copy of the net whose Linear layers hold stacked weights
-  `[S, out, in]` and multiply member s's rows by member s's weights with one
-  `baddbmm`. Everything else in the net's forward runs once on all S·R
-  rows, so a step costs about one member's step in Python overhead.
+- "bmm" (nets whose parameters all sit in `nn.Linear` and `nn.LayerNorm`
+  layers and whose other operations act on each row alone, e.g.
+  `PositionalVF`, `ParticleVF`, `AttentionVF`, whose rows are sets): a copy
+  of the net whose Linear layers hold stacked weights `[S, out, in]` and
+  multiply member s's rows by member s's weights with one `baddbmm`, and
+  whose LayerNorms hold `[S, d]` weights (one call per member). Everything
+  else in the net's forward runs once on all S·R rows, so a step costs
+  about one member's step in Python overhead.
 - "vmap" (any net): `torch.func.stack_module_state` stacks parameters and
   buffers, and `torch.func.vmap` maps `functional_call` over the member
   axis (`[S, R, ...]` slices). General, but on small nets vmap's per-op
@@ -30,6 +32,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 from torch import Tensor, nn
+from torch.nn import functional as F
 from torch.func import functional_call, stack_module_state, vmap
 from torch.utils._pytree import tree_map
 
@@ -62,10 +65,36 @@ class MemberLinear(nn.Module):
         return y.reshape(*x.shape[:-1], out_dim)
 
 
+class MemberLayerNorm(nn.Module):
+    """S LayerNorms: rows `[S·R, ..., d]`, member s's rows normalised with member s's weight and bias.
+
+    One `layer_norm` call per member, so that each rounds as the member's own `nn.LayerNorm`
+    (a LayerNorm's parameters are tiny; its cost is the rows, the same either way).
+    """
+
+    def __init__(self, weight: Tensor, bias: Tensor | None, normalized_shape: Sequence[int], eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(weight)  # [S, *normalized_shape]
+        self.bias = nn.Parameter(bias) if bias is not None else None
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+
+    def forward(self, x: Tensor) -> Tensor:
+        S = self.weight.shape[0]
+        members = x.reshape(S, x.shape[0] // S, *x.shape[1:])
+        return torch.stack([
+            F.layer_norm(rows, self.normalized_shape, self.weight[s], None if self.bias is None else self.bias[s], self.eps)
+            for s, rows in enumerate(members)
+        ]).reshape(x.shape)
+
+
+_MEMBER_LAYERS = (nn.Linear, nn.LayerNorm)  # layers "bmm" stacks (MemberLinear, MemberLayerNorm)
+
+
 def bmm_applicable(net: nn.Module) -> bool:
-    """Whether every parameter of `net` sits in an `nn.Linear` and it has no buffers."""
-    linear = {id(p) for m in net.modules() if isinstance(m, nn.Linear) for p in m.parameters()}
-    return all(id(p) in linear for p in net.parameters()) and next(net.buffers(), None) is None
+    """Whether every parameter of `net` sits in an `nn.Linear` or `nn.LayerNorm` and it has no buffers."""
+    stacked = {id(p) for m in net.modules() if isinstance(m, _MEMBER_LAYERS) for p in m.parameters()}
+    return all(id(p) in stacked for p in net.parameters()) and next(net.buffers(), None) is None
 
 
 class _Apply(nn.Module):
@@ -101,17 +130,21 @@ class StackedNets(nn.Module):
         if backend == "auto":
             backend = "bmm" if bmm_applicable(nets[0]) else "vmap"
         elif backend == "bmm" and not bmm_applicable(nets[0]):
-            raise ValueError(f"{type(nets[0]).__name__} has parameters outside nn.Linear layers; use backend 'vmap'")
+            raise ValueError(f"{type(nets[0]).__name__} has parameters outside nn.Linear and nn.LayerNorm layers, or "
+                             "buffers; use backend 'vmap'")
         self.backend = backend
         self.num_members = len(nets)
         params, buffers = stack_module_state(list(nets))
         if backend == "bmm":
             self.batched = copy.deepcopy(nets[0])
             for name, module in list(self.batched.named_modules()):
+                parent, _, attr = name.rpartition(".")
+                weight, bias = params.get(f"{name}.weight"), params.get(f"{name}.bias")
                 if isinstance(module, nn.Linear):
-                    parent, _, attr = name.rpartition(".")
-                    bias = params.get(f"{name}.bias")
-                    self.batched.get_submodule(parent).register_module(attr, MemberLinear(params[f"{name}.weight"], bias))
+                    self.batched.get_submodule(parent).register_module(attr, MemberLinear(weight, bias))
+                elif isinstance(module, nn.LayerNorm) and weight is not None:
+                    member = MemberLayerNorm(weight, bias, module.normalized_shape, module.eps)
+                    self.batched.get_submodule(parent).register_module(attr, member)
         else:
             self.names = list(params)
             self.buffer_names = list(buffers)

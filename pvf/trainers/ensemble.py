@@ -7,7 +7,8 @@ members take each training step together:
      `ValueFunctionModule` is built around its registered architecture
      (`pvf.valuefn.registry`: positional, particle, attention, ...); the
      nets' weights are stacked (`pvf.nets.stacked`: batched matmuls for
-     nets of Linear layers only, `vmap` for the others, e.g. attention).
+     nets of Linear and LayerNorm layers, all three registered ones; `vmap`
+     for any other).
   2. Data: each member's training rows are its file's trunk split
      (`split_by_trunk`, seeded as `PbsDataModule`); its batch order is a
      `MemberSampler` (a seeded permutation per epoch, full batches only).

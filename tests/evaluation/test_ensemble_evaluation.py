@@ -40,7 +40,8 @@ def network_evaluator(trunk, net, architecture, layout, features):
 
 
 @pytest.mark.parametrize("architecture, backend", [
-    ("positional", "bmm"), ("positional", "vmap"), ("particle", "bmm"), ("particle", "vmap"), ("attention", "vmap")
+    ("positional", "bmm"), ("positional", "vmap"), ("particle", "bmm"), ("particle", "vmap"), ("attention", "bmm"),
+    ("attention", "vmap")
 ])
 def test_row_s_is_valued_by_member_s(leduc, architecture, backend):
     trunk, features, layout = leduc
@@ -97,7 +98,8 @@ class InFloat64(torch.nn.Module):
         return self.net(*[a.double() if a.is_floating_point() else a for a in args]).float()
 
 
-@pytest.mark.parametrize("architecture, backend", [("positional", "bmm"), ("particle", "bmm"), ("attention", "vmap")])
+@pytest.mark.parametrize("architecture, backend", [("positional", "bmm"), ("particle", "bmm"), ("attention", "bmm"),
+                                                   ("attention", "vmap")])
 def test_in_float64_batched_and_separate_solves_agree_to_the_lp(leduc, architecture, backend):
     """In float32 a batched forward may round differently from a single one (vmap's kernels, a
     GPU's), and 100 CFR+ iterations amplify that (measured: attention 3e-4 on CPU, positional

@@ -68,3 +68,18 @@ def test_a_set_without_particles_gives_zeros_not_nan(net):
     with torch.no_grad():
         values = net(beliefs, features, public, mask)
     assert torch.isfinite(values).all() and (values[2] == 0).all()
+
+
+def test_weights_saved_with_the_query_as_a_parameter_load_and_give_the_same_values(net):
+    """Before the pooling query became a bias-free Linear(1, d) it was the parameter `pool_query` [1, 1, d]:
+    such a state dict loads, and the net computes what the old forward computed from it (query = that vector)."""
+    torch.nn.init.normal_(net.pool_query.weight)
+    old = {k: v for k, v in net.state_dict().items() if k != "pool_query.weight"}
+    old["pool_query"] = net.pool_query.weight.detach().reshape(1, 1, -1).clone()
+    loaded = AttentionVF(feature_dim=F, public_dim=FP, dim=16, num_blocks=2, heads=4, regression_hidden_width=32).double().eval()
+    loaded.load_state_dict(old)
+    inputs = tuple(t.double() if t.is_floating_point() else t for t in _inputs())
+    with torch.no_grad():
+        assert torch.equal(loaded(*inputs), net(*inputs))
+    with torch.no_grad():  # the old forward's query was pool_query.expand(B, 1, -1)
+        assert torch.equal(net.pool_query(torch.ones(3, 1, 1, dtype=torch.float64)), old["pool_query"].expand(3, 1, -1))
