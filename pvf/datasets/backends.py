@@ -69,7 +69,7 @@ def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, ShardArrays]:
     return task, run_task(spec, task, max_histories)
 
 
-def _exit_with_parent(parent_pid: int) -> None:
+def exit_with_parent(parent_pid: int) -> None:
     """Pool initializer: end this worker when its parent is gone (e.g. SIGKILLed)."""
 
     def watch() -> None:
@@ -84,7 +84,7 @@ def _run_pool(
     spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
 ) -> Iterator[tuple[Task, ShardArrays]]:
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(workers, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
+    with ctx.Pool(workers, initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         yield from pool.imap_unordered(_run_one, [(spec, task, max_histories) for task in tasks])
 
 

@@ -36,7 +36,8 @@ trunk exploitabilities in one batched solve, the training state saved so
 that a killed rerun continues); `separate_runs` trains one Lightning run
 per seed instead. Either way the runs are independent once the datasets
 exist: with `jobs` > 1 they (ensembles: one per network) run in that many
-spawned processes (each with the parent's torch thread count), and the
+spawned processes (`pvf.evaluation.processes`: the parent's torch thread
+count; stopped with the parent, by Ctrl-C, SIGTERM or SIGKILL), and the
 results are collected in the same order as sequentially. On a CPU each
 ensemble is then split into up to `jobs` parts of consecutive seeds
 (`_ensembles`), so that a single network's seeds (fig. 4) use every core
@@ -51,16 +52,13 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
-import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from pvf.datasets.generate import generate
 from pvf.datasets.particle_generate import generate_particles, positional_inputs
@@ -72,6 +70,7 @@ from pvf.evaluation.particle_sweep import ORACLE, SweepEvaluator, check_trunk, p
 from pvf.evaluation.particle_sweep import summarize as particle_summary
 from pvf.evaluation.plots import plot_sparse, plot_training
 from pvf.evaluation.ensemble_training import train_ensemble
+from pvf.evaluation.processes import run_in_processes
 from pvf.evaluation.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
 from pvf.evaluation.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
@@ -378,12 +377,9 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
         members = [[runs[i] for i in group] for group in groups]
         if config.jobs == 1 or len(members) == 1:
             results = [_trained_ensemble(config, m) for m in members]
-        else:
-            with ProcessPoolExecutor(min(config.jobs, len(members)), mp_context=multiprocessing.get_context("spawn"),
-                                     initializer=torch.set_num_threads, initargs=(torch.get_num_threads(),)) as pool:
-                # bar lines: parts run about `jobs` at a time, in order
-                results = list(pool.map(_trained_ensemble, [config] * len(members), members,
-                                        [i % config.jobs for i in range(len(members))]))
+        else:  # bar lines: parts run about `jobs` at a time, in order
+            calls = [(config, m, i % config.jobs) for i, m in enumerate(members)]
+            results = run_in_processes(_trained_ensemble, calls, config.jobs)
         out: dict[int, TrainingRun] = {}
         for group, trained in zip(groups, results):
             out.update(zip(group, trained))
@@ -391,15 +387,12 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
     if config.jobs == 1 or len(runs) <= 1:
         return [_trained(config, *run) for run in runs]
     quiet = replace(config, progress=False)  # one bar for all runs instead of interleaved ones
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(config.jobs, len(runs)), mp_context=context, initializer=torch.set_num_threads,
-                             initargs=(torch.get_num_threads(),)) as pool:
-        # The slower set networks first, so that no process is left with a long run at the end.
-        order = sorted(range(len(runs)), key=lambda i: runs[i][1] == "positional")
-        futures = {i: pool.submit(_trained, quiet, *runs[i]) for i in order}
-        for i in tqdm(order, desc="training runs", disable=not config.progress, dynamic_ncols=True):
-            futures[i].exception()  # wait
-        return [futures[i].result() for i in range(len(runs))]
+    # The slower set networks first, so that no process is left with a long run at the end.
+    order = sorted(range(len(runs)), key=lambda i: runs[i][1] == "positional")
+    trained = run_in_processes(_trained, [(quiet, *runs[i]) for i in order], config.jobs,
+                               "training runs" if config.progress else None)
+    by_run = dict(zip(order, trained))
+    return [by_run[i] for i in range(len(runs))]
 
 
 def _read_history(path: Path) -> list[dict[str, Any]]:

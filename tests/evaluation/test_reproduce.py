@@ -151,3 +151,41 @@ def test_a_network_another_process_is_training_is_refused_not_trained_twice(tmp_
     assert not member.exists()
     reproduce_fig3(config)
     assert member.exists() and not list(tmp_path.glob("checkpoints/*.lock"))
+
+
+def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path):
+    """`pvf reproduce --jobs 2` terminated while its two worker processes train: it exits (130) within
+    seconds instead of waiting for them; the workers are gone and so are their lock files."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "pvf.cli", "reproduce", "fig3", "--games", "leduc", "--architectures", "particle",
+               "--seeds", "2", "--trunks", "3", "--cfr-iterations", "5", "--max-steps", "1000000", "--eval-every", "100000",
+               "--iterations", "5", "--jobs", "2", "--out", str(tmp_path)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True)
+    locks = tmp_path / "checkpoints"
+    deadline = time.monotonic() + 120
+    while len(list(locks.glob("*.lock"))) < 2:  # both workers hold their members' locks: training
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "pvf reproduce: interrupted", err
+    assert children and not list(locks.glob("*.lock"))
+
+    def running(pid: str) -> bool:  # a zombie (exited, not reaped yet) does not count
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10  # the workers are joined before the parent exits; multiprocessing's
+    while any(running(pid) for pid in children):  # resource tracker follows once its pipe closes
+        assert time.monotonic() < deadline, [pid for pid in children if running(pid)]
+        time.sleep(0.2)

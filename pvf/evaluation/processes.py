@@ -1,0 +1,71 @@
+"""Long runs in spawned worker processes that stop when their parent stops.
+
+`pvf reproduce --jobs N` trains networks in N worker processes, each
+holding the locks of what it trains and saving its training state at
+measurements. A plain `ProcessPoolExecutor` would keep training after its
+parent is interrupted (Ctrl-C reaches the whole process group, but a
+SIGTERM only the parent, which would then wait hours for its workers) or
+killed. `run_in_processes` instead:
+  1. starts each worker with the parent's torch thread count, SIGTERM
+     handled as Ctrl-C (`pvf.interrupts`: locks released while unwinding),
+     and a watchdog that ends it when the parent is gone (SIGKILL);
+  2. ends a worker right after an interrupted task has unwound, so that it
+     cannot start another;
+  3. on the first failure or interrupt in the parent, cancels the tasks not
+     started and sends SIGTERM to the workers, then re-raises.
+The work a stopped run did since its last saved state is lost; a rerun
+continues from that state.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+import torch
+from tqdm import tqdm
+
+from pvf import interrupts
+from pvf.datasets.backends import exit_with_parent
+
+T = TypeVar("T")
+INTERRUPTED_EXIT = 130  # a worker's exit status after an interrupted task
+
+
+def run_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], jobs: int, bar: str | None = None) -> list[T]:
+    """`[fn(*call) for call in calls]` in `jobs` spawned processes (started in this order), results in order.
+
+    bar: description of a progress bar counting finished calls (None: no bar).
+    The first exception (or interrupt) stops every worker and is raised here.
+    """
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(jobs, len(calls)), mp_context=context, initializer=_start_worker,
+                             initargs=(torch.get_num_threads(), os.getpid())) as pool:
+        futures = [pool.submit(_stop_after_interrupt, fn, *call) for call in calls]
+        try:
+            for future in tqdm(as_completed(futures), total=len(futures), desc=bar, disable=bar is None, dynamic_ncols=True):
+                future.result()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                child.terminate()
+            raise
+        return [future.result() for future in futures]
+
+
+def _start_worker(threads: int, parent: int) -> None:
+    """Worker initializer: torch threads as the parent's, SIGTERM as Ctrl-C, exit when the parent is gone."""
+    torch.set_num_threads(threads)
+    interrupts.install()
+    exit_with_parent(parent)
+
+
+def _stop_after_interrupt(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)`; after an interrupt has unwound it (locks released), end this worker at once."""
+    try:
+        return fn(*args)
+    except KeyboardInterrupt:
+        os._exit(INTERRUPTED_EXIT)
