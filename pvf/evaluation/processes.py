@@ -6,11 +6,12 @@ measurements. A plain `ProcessPoolExecutor` would keep training after its
 parent is interrupted (Ctrl-C reaches the whole process group, but a
 SIGTERM only the parent, which would then wait hours for its workers) or
 killed. `run_in_processes` instead:
-  1. starts each worker with the parent's torch thread count, SIGTERM
-     handled as Ctrl-C (`pvf.interrupts`: locks released while unwinding),
-     and a watchdog that ends it when the parent is gone (SIGKILL);
-  2. ends a worker right after an interrupted task has unwound, so that it
-     cannot start another;
+  1. starts each worker with the parent's torch thread count and a
+     watchdog that ends it when the parent is gone (SIGKILL);
+  2. in a task, handles SIGTERM as Ctrl-C (`pvf.interrupts`: locks released
+     while unwinding) and ends the worker right after the task has unwound,
+     so that it cannot start another; an idle worker ends at once, quietly,
+     on SIGTERM or Ctrl-C (no traceback of the pool's queue);
   3. on the first failure or interrupt in the parent, cancels the tasks not
      started and sends SIGTERM to the workers, then re-raises.
 The work a stopped run did since its last saved state is lost; a rerun
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from types import FrameType
 from typing import Any, TypeVar
 
 import torch
@@ -57,15 +60,30 @@ def run_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], job
 
 
 def _start_worker(threads: int, parent: int) -> None:
-    """Worker initializer: torch threads as the parent's, SIGTERM as Ctrl-C, exit when the parent is gone."""
+    """Worker initializer: torch threads as the parent's; idle, a signal ends it; it ends with the parent."""
     torch.set_num_threads(threads)
-    interrupts.install()
+    _idle()
     exit_with_parent(parent)
 
 
 def _stop_after_interrupt(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)`; after an interrupt has unwound it (locks released), end this worker at once."""
+    """`fn(*args)` with SIGTERM and Ctrl-C as KeyboardInterrupt; after one has unwound it (locks released),
+    end this worker at once."""
+    interrupts.install()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return fn(*args)
     except KeyboardInterrupt:
         os._exit(INTERRUPTED_EXIT)
+    finally:
+        _idle()
+
+
+def _idle() -> None:
+    """Between tasks nothing needs cleaning up: SIGTERM and Ctrl-C end the worker at once."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _exit_now)
+
+
+def _exit_now(signum: int, frame: FrameType | None) -> None:
+    os._exit(INTERRUPTED_EXIT)

@@ -73,7 +73,8 @@ class MemberSampler:
 
     def __init__(self, num_rows: int, batch_size: int, seed: int) -> None:
         if not 0 < batch_size <= num_rows:
-            raise PvfError(f"batch size {batch_size} needs 1 to {num_rows} training samples per member")
+            raise PvfError(f"batch size {batch_size} does not fit a member's {num_rows} training samples; "
+                           f"use a batch size from 1 to {num_rows}, or more data (e.g. more --trunks)")
         self.num_rows = num_rows
         self.batch_size = batch_size
         self.generator = torch.Generator().manual_seed(seed)

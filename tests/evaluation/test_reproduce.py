@@ -2,6 +2,7 @@
 
 import csv
 import dataclasses
+import re
 
 import pytest
 
@@ -189,3 +190,20 @@ def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path)
     while any(running(pid) for pid in children):  # resource tracker follows once its pipe closes
         assert time.monotonic() < deadline, [pid for pid in children if running(pid)]
         time.sleep(0.2)
+
+
+def test_an_error_in_one_training_process_is_one_line(tmp_path):
+    """Too large a batch for the data: the first worker's PvfError stops the others (busy or idle, quietly)
+    and is the one line pvf prints (status 2)."""
+    import os
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "pvf.cli", "reproduce", "fig3", "--games", "goofspiel5", "--architectures", "particle",
+               "--seeds", "3", "--trunks", "3", "--cfr-iterations", "5", "--max-steps", "4", "--eval-every", "2",
+               "--iterations", "5", "--jobs", "2", "--out", str(tmp_path)]
+    proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()  # whichever worker failed first (members' splits differ in size)
+    assert re.fullmatch(r"pvf reproduce: error: batch size 64 does not fit a member's (\d+) training samples; "
+                        r"use a batch size from 1 to \1, or more data \(e\.g\. more --trunks\)", line), line
