@@ -75,6 +75,8 @@ def _stop_after_interrupt(fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
     except KeyboardInterrupt:
         os._exit(INTERRUPTED_EXIT)
+    except SystemExit:  # Lightning ends an interrupted fit with sys.exit(1), which would keep this worker
+        os._exit(INTERRUPTED_EXIT)
     finally:
         _idle()
 

@@ -105,6 +105,11 @@ def train_value_function(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")  # the module encodes: intended
-        trainer.fit(module, datamodule=datamodule)
+        try:
+            trainer.fit(module, datamodule=datamodule)
+        except SystemExit:
+            if trainer.interrupted:  # Lightning turns Ctrl-C (and pvf's SIGTERM) into sys.exit(1): an interrupt again
+                raise KeyboardInterrupt from None
+            raise
     trainer.save_checkpoint(str(checkpoint), weights_only=False)  # full Lightning checkpoint (its default), said explicitly
     return TrainingRun(str(checkpoint), callback.history)
