@@ -117,6 +117,9 @@ def train_main(argv: list[str]) -> int:
                 parser_kwargs={"prog": "pvf train"},
             )
     except SystemExit as exc:  # --help, --print_config and argument errors exit
+        if isinstance(exc.__context__, KeyboardInterrupt):  # Lightning ends an interrupted fit with sys.exit(1)
+            print("pvf train: interrupted; checkpoints written so far are kept", file=sys.stderr)
+            return 130
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except (PvfError, MisconfigurationException, ValueError, RuntimeError, OSError) as exc:
         if created is not None:

@@ -75,3 +75,22 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path, capsys):
 def test_seed_is_seed_everything(flag, capsys):
     assert train_main(["fit", "--config", str(CONFIGS / "leduc_positional.yaml"), *flag, "--print_config"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["seed_everything"] == 7
+
+
+def test_an_interrupted_fit_says_so_and_exits_130(leduc_file, tmp_path, monkeypatch, capsys):
+    """Lightning turns Ctrl-C (and pvf's SIGTERM) during fit into sys.exit(1); pvf train reports the interrupt."""
+    import signal
+
+    def interrupted(self, batch, batch_idx):
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ValueFunctionModule, "training_step", interrupted)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        rc = main(["train", "fit", "--config", str(CONFIGS / "leduc_positional.yaml"), "--data.path", str(leduc_file),
+                   "--trainer.max_steps", "3", "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu"])
+    finally:
+        signal.signal(signal.SIGINT, handler)  # Lightning ignores Ctrl-C after an interrupt
+    assert rc == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "pvf train: interrupted; checkpoints written so far are kept"
