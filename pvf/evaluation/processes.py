@@ -73,9 +73,7 @@ def _stop_after_interrupt(fn: Callable[..., T], *args: Any) -> T:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return fn(*args)
-    except KeyboardInterrupt:
-        os._exit(INTERRUPTED_EXIT)
-    except SystemExit:  # Lightning ends an interrupted fit with sys.exit(1), which would keep this worker
+    except KeyboardInterrupt:  # (an interrupted Lightning fit is one again: `train_value_function`)
         os._exit(INTERRUPTED_EXIT)
     finally:
         _idle()

@@ -23,6 +23,8 @@ run resumes under any grouping and loads into a plain `EnsembleTrainer`.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -77,7 +79,7 @@ class MemberGroups:
         self.seeds = [s for g in self.groups for s in g.seeds]
         self.members = len(self.seeds)
         self._where = [(g, k) for g in self.groups for k in range(g.members)]  # member -> (its group, index there)
-        stops = [sum(g.members for g in self.groups[: i + 1]) for i in range(len(self.groups))]
+        stops = list(itertools.accumulate(g.members for g in self.groups))
         self.bounds = list(zip([0, *stops[:-1]], stops))  # [start, stop) of each group's members
 
     @classmethod
@@ -203,7 +205,8 @@ class MemberGroups:
             group.load_state_dict(_members_state(state, a, b))
 
 
-_TRAINER_OPTIONS = {"val_fraction", "backend", "preload", "cuda_graph", "target"}
+# EnsembleTrainer.from_files's own parameters; the other keywords are the member's (`build_member`)
+_TRAINER_OPTIONS = set(inspect.signature(EnsembleTrainer.from_files).parameters)
 
 
 def _members_state(state: dict[str, Any], a: int, b: int) -> dict[str, Any]:
