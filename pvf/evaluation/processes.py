@@ -6,8 +6,9 @@ measurements. A plain `ProcessPoolExecutor` would keep training after its
 parent is interrupted (Ctrl-C reaches the whole process group, but a
 SIGTERM only the parent, which would then wait hours for its workers) or
 killed. `run_in_processes` instead:
-  1. starts each worker with the parent's torch thread count and a
-     watchdog that ends it when the parent is gone (SIGKILL);
+  1. starts each worker with the parent's torch thread count, denormals
+     flushed as in the parent (`pvf.trainers.denormals`), and a watchdog
+     that ends it when the parent is gone (SIGKILL);
   2. in a task, handles SIGTERM as Ctrl-C (`pvf.interrupts`: locks released
      while unwinding) and ends the worker right after the task has unwound,
      so that it cannot start another; an idle worker ends at once, quietly,
@@ -33,6 +34,7 @@ from tqdm import tqdm
 
 from pvf import interrupts
 from pvf.datasets.backends import exit_with_parent
+from pvf.trainers.denormals import flush_denormals_in_process
 
 T = TypeVar("T")
 INTERRUPTED_EXIT = 130  # a worker's exit status after an interrupted task
@@ -60,7 +62,9 @@ def run_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], job
 
 
 def _start_worker(threads: int, parent: int) -> None:
-    """Worker initializer: torch threads as the parent's; idle, a signal ends it; it ends with the parent."""
+    """Worker initializer: denormals flushed and torch threads as the parent's; idle, a signal ends it;
+    it ends with the parent."""
+    flush_denormals_in_process()  # first: the thread pool torch starts later copies the flag
     torch.set_num_threads(threads)
     _idle()
     exit_with_parent(parent)

@@ -26,6 +26,7 @@ members take each training step together:
      step count is shared, as all members step together), so this is S
      independent Adam runs. `separate_run` is the same training one member
      at a time, with the module's own loss: the reference of the tests.
+     Both flush denormals to zero in the step (`pvf.trainers.denormals`).
      On CUDA (with `preload`) the whole step — gather, forward, backward,
      Adam — is by default captured once as a CUDA graph and replayed
      (`pvf.trainers.graph_step`; `cuda_graph=False` turns it off).
@@ -54,6 +55,7 @@ from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.nets.stacked import StackedNets
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.trainers.denormals import flush_denormals
 from pvf.trainers.graph_step import GraphStep
 from pvf.trainers.module import ValueFunctionModule
 from pvf.valuefn.architecture import Batch
@@ -265,10 +267,11 @@ class EnsembleTrainer:
         """One training step of all members on `batch` (`[S·B, ...]`); returns their losses [S] (detached)."""
         if self.graph_step is not None:
             raise RuntimeError("this trainer steps by CUDA graph: call train_step()")
-        losses = self.member_losses(batch)
-        self.optimizer.zero_grad(set_to_none=True)
-        losses.sum().backward()
-        self.optimizer.step()
+        with flush_denormals():
+            losses = self.member_losses(batch)
+            self.optimizer.zero_grad(set_to_none=True)
+            losses.sum().backward()
+            self.optimizer.step()
         return self._record(losses.detach())
 
     def _record(self, losses: Tensor) -> Tensor:
@@ -435,10 +438,11 @@ def separate_run(
     for step in range(steps):
         rows = data.dataset.__getitems__(sampler.next())
         batch = to_device(module.architecture.encode_batch(rows, module.layout), device, dtype)
-        loss, _ = module.loss(batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        with flush_denormals():
+            loss, _ = module.loss(batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
         if scheduler is not None:
             scheduler.step()
         losses[step] = loss.detach()

@@ -13,7 +13,8 @@ module itself knows no network. One training step:
      (`mask`), so every architecture minimises the same quantity;
   3. Adam with the configured learning rate: constant (the authors') or,
      with `lr_schedule: cosine`, annealed to 0 over the run's max_steps
-     (an option of ours: a lower final loss; docs/results.md, fig. 3).
+     (an option of ours: a lower final loss; docs/results.md, fig. 3);
+     denormals are flushed to zero in the step (`pvf.trainers.denormals`).
 
 The net is `module.net`, its architecture `module.architecture` and the data
 layout `module.layout`; callbacks (e.g. trunk exploitability every k steps)
@@ -32,6 +33,7 @@ from torch import Tensor
 
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
+from pvf.trainers.denormals import flush_denormals
 from pvf.valuefn.architecture import Architecture, Batch
 from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
@@ -100,6 +102,11 @@ class ValueFunctionModule(pl.LightningModule):
     def test_step(self, batch: Batch, batch_idx: int) -> None:
         loss, count = self.loss(batch)
         self.log("test_loss", loss, prog_bar=True, batch_size=count)
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
+        """Lightning's step (forward, backward and Adam in the closure) with denormals flushed to zero."""
+        with flush_denormals():
+            super().optimizer_step(epoch, batch_idx, optimizer, optimizer_closure)
 
     def configure_optimizers(self) -> torch.optim.Optimizer | dict[str, Any]:
         """Adam at `lr` (the authors'), or with "cosine" annealed to 0 over trainer.max_steps.
