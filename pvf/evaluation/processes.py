@@ -24,6 +24,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import FrameType
@@ -66,6 +67,9 @@ def _start_worker(threads: int, parent: int) -> None:
     it ends with the parent."""
     flush_denormals_in_process()  # first: the thread pool torch starts later copies the flag
     torch.set_num_threads(threads)
+    # The worker's bars need no lock shared with other processes; tqdm's default one is a multiprocessing
+    # semaphore, which a worker ended by a signal leaves behind for the resource tracker to warn about.
+    tqdm.set_lock(threading.RLock())
     _idle()
     exit_with_parent(parent)
 
