@@ -5,8 +5,9 @@ for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
   1. `MemberGroups` (pvf.trainers.member_groups) trains the members in
      groups, each group an `EnsembleTrainer` (one batched step for its
      members per training step): on a GPU one group of all, on a CPU groups
-     whose training state fits the caches, each trained up to the next
-     measurement before the next group starts.
+     whose training state fits the caches, each taking a block of steps (up
+     to the next measurement or multiple of `block_steps`) before the next
+     group starts.
   2. Before the first step and every `every_n_steps` steps, all members'
      trunks are solved in one batched CFR+ call and their exact trunk
      exploitabilities computed (`ensemble_trunk_exploitability`); each member
@@ -14,9 +15,11 @@ for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
      training loss since the previous row, its latest validation loss
      (computed once per epoch of its data, as Lightning validates), and both
      exploitability figures.
-  3. At most every `save_every_s` seconds (and at the end) the whole training
-     state and the rows so far go to `state` (written to a temporary file,
-     then renamed); a rerun with the same arguments continues from there.
+  3. After a block, at most every `save_every_s` seconds (and at the end),
+     the whole training state and the rows so far go to `state` (written to
+     a temporary file, then renamed); a rerun with the same arguments
+     continues from there, also where measurements are rare (fig. 4
+     measures only before and after training).
   4. At the end each member is saved as a `pvf train` checkpoint.
 With `progress`, a bar on stderr counts the steps of all members (a group
 of n of S members moves it n/S of a step; a rerun starts it where the saved
@@ -45,7 +48,7 @@ from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.trainers.ensemble import to_device
-from pvf.trainers.member_groups import MemberGroups
+from pvf.trainers.member_groups import BLOCK_STEPS, MemberGroups
 from pvf.valuefn.evaluator import check_features
 
 VALIDATION_CHUNK = 1024  # samples per validation forward pass
@@ -68,6 +71,7 @@ def train_ensemble(
     group_size: int | None = None,
     progress: bool = False,
     position: int = 0,
+    block_steps: int = BLOCK_STEPS,
     **model_args: Any,
 ) -> list[TrainingRun]:
     """Train member k on `data[k]` with `seeds[k]`, save it to `checkpoints[k]`; one `TrainingRun` each.
@@ -78,6 +82,7 @@ def train_ensemble(
     cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
     group_size: members trained together (`MemberGroups`; None: `auto_group_size`).
     progress: a step bar on stderr; position: its line (one per ensemble trained at once).
+    block_steps: steps between two chances to save the state (`MemberGroups.fit`).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
     trainer = MemberGroups.from_files(data, architecture, seeds, max_steps, batch_size, group_size, device=device,
@@ -108,7 +113,7 @@ def train_ensemble(
         bar.update(member_steps // trainer.members - bar.n)
 
     def measure(tr: MemberGroups) -> None:
-        nonlocal last_save, logged
+        nonlocal logged
         step = tr.step_count
         if step == logged:
             return
@@ -129,13 +134,17 @@ def train_ensemble(
         logged = step
         bar.update(step - bar.n)
         bar.set_postfix(trunk_exploitability=f"{np.mean([r.exploitability for r in results]):.4f}")
-        if state is not None and (time.monotonic() - last_save >= save_every_s or step == tr.max_steps):
+
+    def save(tr: MemberGroups, now: bool = False) -> None:
+        nonlocal last_save
+        if state is not None and (now or time.monotonic() - last_save >= save_every_s):
             _save_state(state, {"trainer": tr.state_dict(), "histories": histories, "val_loss": val_loss, "val_epoch": val_epoch})
             last_save = time.monotonic()
 
     with bar:
-        trainer.fit(measure, every_n_steps, count if progress else None)
+        trainer.fit(measure, every_n_steps, count if progress else None, on_block=save, block_steps=block_steps)
         measure(trainer)  # the last step, when every_n_steps does not divide max_steps
+        save(trainer, now=True)  # finished: a crash while the members are written resumes here
     trainer.save_members(checkpoints)
     return [TrainingRun(str(path), history) for path, history in zip(checkpoints, histories)]
 

@@ -1,4 +1,4 @@
-"""An ensemble trained in groups of members, one group after another between measurements.
+"""An ensemble trained in groups of members, one group after another in blocks of steps.
 
 Members never interact, so the S members of an ensemble may train in any
 grouping and order as long as each takes its own steps in order. On a GPU
@@ -12,8 +12,10 @@ ten groups of one, particle (1.07M) 115 against 97; Leduc's nets (84–126k)
 are 1.2–2.8x faster in one group than in ten.
 
 `MemberGroups` holds one `EnsembleTrainer` per group (consecutive members)
-and, between two measurements, trains each group to the measurement's step
-before the next group starts. The default group size follows from a
+and trains in blocks that end at every measurement and every 1,024 steps
+(`BLOCK_STEPS`): in a block each group takes all its steps before the next
+group starts, and after a block, with all groups at one step, the state
+can be saved. The default group size follows from a
 member's training-state bytes (`auto_group_size`). Grouping changes only
 floating-point rounding (a batched product of 1 member may round differently
 from one of 10); a group size fixes the run. Its state is the ensemble's
@@ -36,6 +38,11 @@ from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
 from pvf.nets.stacked import StackedNets
 from pvf.trainers.ensemble import EnsembleTrainer, MemberData, build_member
+
+# Steps a group takes in a row before the next group's turn: long enough that switching costs nothing
+# (a member's state is back in the caches after a few steps), short enough to save the state this often
+# (`fit`'s on_block) when measurements are rarer, as in fig. 4 (measured only before and after training).
+BLOCK_STEPS = 1024
 
 # Most training-state bytes (weights, gradients, Adam's two moments) of one CPU group. Set between the
 # measured sizes: Leduc's 10-member ensembles (13–20 MB) are fastest as one group, Goofspiel-5's
@@ -149,17 +156,24 @@ class MemberGroups:
         callback: Callable[[MemberGroups], None] | None = None,
         every_n_steps: int = 0,
         on_steps: Callable[[int], None] | None = None,
+        on_block: Callable[[MemberGroups], None] | None = None,
+        block_steps: int = BLOCK_STEPS,
     ) -> None:
         """Train up to `max_steps`; `callback(self)` before the first step and at every multiple of `every_n_steps`.
 
-        Between two such points each group trains all its steps before the next group starts.
+        The steps go in blocks that end at every multiple of `block_steps` and of `every_n_steps`;
+        in a block each group trains all its steps before the next group starts.
         on_steps(n): after every step of a group, with its member count n (for a progress bar).
+        on_block(self): after every block (after the callback where both fall), where all groups have
+            taken the same steps: where the state may be saved.
         """
         if callback is not None and self.step_count == 0:
             callback(self)
         while self.step_count < self.max_steps:
-            block = every_n_steps or self.max_steps
-            target = min(self.max_steps, (self.step_count // block + 1) * block)
+            step = self.step_count
+            target = min(self.max_steps, (step // block_steps + 1) * block_steps)
+            if every_n_steps:
+                target = min(target, (step // every_n_steps + 1) * every_n_steps)
             for group in self.groups:
                 while group.step_count < target:
                     group.train_step()
@@ -167,6 +181,8 @@ class MemberGroups:
                         on_steps(group.members)
             if callback is not None and every_n_steps and target % every_n_steps == 0:
                 callback(self)
+            if on_block is not None:
+                on_block(self)
 
     def save_members(self, paths: Sequence[str | Path]) -> None:
         """Member k as a `pvf train` checkpoint at `paths[k]`."""

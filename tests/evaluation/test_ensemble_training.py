@@ -12,6 +12,7 @@ from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.evaluation.ensemble_training import train_ensemble
 from pvf.evaluation.networks import load_network
+from pvf.trainers.ensemble import EnsembleTrainer
 
 SEEDS = (0, 1)
 SMALL = dict(basis_layers=2, basis_hidden_width=8, regression_layers=2, regression_hidden_width=8)
@@ -26,10 +27,11 @@ def kuhn_files(tmp_path_factory):
     return paths
 
 
-def run(files, out, state=None, progress=False, group_size=None):
+def run(files, out, state=None, progress=False, group_size=None, every=4, block_steps=1024):
     out.mkdir(parents=True, exist_ok=True)
-    return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, 4, iterations=20,
-                          batch_size=4, state=state, save_every_s=0, group_size=group_size, progress=progress, **SMALL)
+    return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, every, iterations=20,
+                          batch_size=4, state=state, save_every_s=0, group_size=group_size, progress=progress,
+                          block_steps=block_steps, **SMALL)
 
 
 @pytest.mark.parametrize("group_size", [None, 1])  # one group of both members; one member at a time
@@ -79,5 +81,32 @@ def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch, 
         assert len(a.history) == len(b.history)
         for ra, rb in zip(a.history, b.history):
             assert ra == pytest.approx(rb, rel=0, abs=0, nan_ok=True)  # identical, NaN where no loss yet
+        weights = [torch.load(p, weights_only=True)["state_dict"] for p in (a.checkpoint, b.checkpoint)]
+        assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+@pytest.mark.parametrize("group_size", [None, 1])
+def test_a_run_measured_only_at_its_ends_saves_between_and_resumes(kuhn_files, tmp_path, monkeypatch, group_size):
+    """As fig. 4 trains (measured at steps 0 and 12 only): the state is saved after every block of 4 steps,
+    so a run killed in step 10 resumes from step 8 and ends as the uninterrupted run."""
+    straight = run(kuhn_files, tmp_path / "straight", group_size=group_size, every=12, block_steps=4)
+    state = tmp_path / "killed" / "state.pt"
+    step = EnsembleTrainer.train_step
+
+    def dies_in_step_10(self):
+        if self.step_count == 9:
+            raise KeyboardInterrupt
+        return step(self)
+
+    monkeypatch.setattr(EnsembleTrainer, "train_step", dies_in_step_10)
+    with pytest.raises(KeyboardInterrupt):
+        run(kuhn_files, tmp_path / "killed", state, group_size=group_size, every=12, block_steps=4)
+    assert torch.load(state, weights_only=True)["trainer"]["step"] == 8
+    monkeypatch.setattr(EnsembleTrainer, "train_step", step)
+    resumed = run(kuhn_files, tmp_path / "killed", state, group_size=group_size, every=12, block_steps=4)
+    for a, b in zip(straight, resumed):
+        assert [h["step"] for h in a.history] == [h["step"] for h in b.history] == [0, 12]
+        for ra, rb in zip(a.history, b.history):
+            assert ra == pytest.approx(rb, rel=0, abs=0, nan_ok=True)
         weights = [torch.load(p, weights_only=True)["state_dict"] for p in (a.checkpoint, b.checkpoint)]
         assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

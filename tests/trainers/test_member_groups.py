@@ -36,14 +36,17 @@ def test_auto_group_size_follows_the_members_size():
 
 @pytest.mark.parametrize("group_size", [1, 2])
 def test_groups_train_as_one_ensemble(leduc_files, group_size):
-    """Float64: every member's loss trajectory as in one 3-member ensemble; measured at the same steps."""
+    """Float64: every member's loss trajectory as in one 3-member ensemble; measured at the same steps, and
+    blocks end at every multiple of the measurement interval and of the block length."""
     whole = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, STEPS, batch_size=16, dtype=torch.float64, **SMALL)
     whole.fit()
     grouped = groups(leduc_files, group_size)
     assert [g.members for g in grouped.groups] == [b - a for a, b in group_bounds(3, group_size)]
-    seen = []
-    grouped.fit(lambda tr: seen.append([g.step_count for g in tr.groups]), every_n_steps=10)
+    seen, blocks = [], []
+    grouped.fit(lambda tr: seen.append([g.step_count for g in tr.groups]), every_n_steps=10,
+                on_block=lambda tr: blocks.append([g.step_count for g in tr.groups]), block_steps=8)
     assert seen == [[0] * len(grouped.groups), [10] * len(grouped.groups), [20] * len(grouped.groups)]
+    assert blocks == [[step] * len(grouped.groups) for step in (8, 10, 16, 20, 24)]  # ends at both multiples
     torch.testing.assert_close(grouped.loss_window(0, STEPS), whole.losses, rtol=0, atol=1e-10)
     stacked = grouped.nets().tensors()
     for name, tensor in whole.nets.tensors().items():
