@@ -8,9 +8,10 @@ nets at step 102,400 of a paper-scale run: 34% of Adam's state was
 denormal and a fused Adam step of one member took 17.6 ms instead of 0.78
 (`benchmarks/denormals.py` shows the effect on a synthetic state). With
 flush-to-zero (FTZ/DAZ) such values count as 0, and no weight above 1e-25
-in magnitude changes: Adam's update is lr·m/(√v + ε) with ε = 1e-8, below
-1.2e-33 from a denormal m, and a denormal v moves √v + ε by less than its
-float32 rounding.
+in magnitude changes: Adam's update is lr·m̂/(√v̂ + ε) with ε = 1e-8,
+below 1.2e-33 from a denormal m at lr 1e-3 (late in a run, where the bias
+corrections are 1), and a denormal v moves √v̂ + ε by less than its float32
+rounding.
 
 The flag belongs to a thread (x86's MXCSR register; other CPUs have their
 own), and a new thread copies its creator's:
