@@ -49,15 +49,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except PvfError as exc:
-        print(f"pvf {args.command}: error: {exc}", file=sys.stderr)
+        _say(f"pvf {args.command}: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print(f"pvf {args.command}: interrupted", file=sys.stderr)
+        _say(f"pvf {args.command}: interrupted")
         return 130
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
         return 1
+
+
+def _say(line: str) -> None:
+    """`line` on stderr in one write, whole even while worker processes write to the same stream."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

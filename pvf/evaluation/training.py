@@ -17,10 +17,12 @@ validation and, saved at the end, the weights of the lowest validation loss
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytorch_lightning as pl
 import torch
@@ -91,20 +93,21 @@ def train_value_function(
     callback: TrunkExploitabilityCallback | ValidationHistory = (
         ValidationHistory() if every_n_steps is None else TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
     )
-    trainer = pl.Trainer(
-        max_steps=max_steps,
-        accelerator=accelerator,
-        devices=1,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=progress,
-        enable_model_summary=False,
-        callbacks=[callback],
-        num_sanity_val_steps=0,
-    )
-    with warnings.catch_warnings():
+    with _quiet_lightning(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")  # the module encodes: intended
+        warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated", category=FutureWarning)  # Lightning's own use
+        trainer = pl.Trainer(
+            max_steps=max_steps,
+            accelerator=accelerator,
+            devices=1,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=progress,
+            enable_model_summary=False,
+            callbacks=[callback],
+            num_sanity_val_steps=0,
+        )
         try:
             trainer.fit(module, datamodule=datamodule)
         except SystemExit:
@@ -113,3 +116,16 @@ def train_value_function(
             raise
     trainer.save_checkpoint(str(checkpoint), weights_only=False)  # full Lightning checkpoint (its default), said explicitly
     return TrainingRun(str(checkpoint), callback.history)
+
+
+@contextlib.contextmanager
+def _quiet_lightning() -> Iterator[None]:
+    """Lightning's notices of every run (devices found, a logging tip, `max_steps` reached) held back:
+    `pvf reproduce --separate-runs` trains twenty runs; its warnings and errors still show."""
+    log = logging.getLogger("pytorch_lightning.utilities.rank_zero")
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
