@@ -40,7 +40,7 @@ def late_run_module(fraction: float, seed: int = 0) -> tuple[torch.nn.Module, to
     layout, samples = synthetic_samples("goofspiel5", 2, 64, seed)
     module = build_member("positional", layout, seed)
     batch = module.architecture.encode_batch(PbsCollate()(samples), layout)
-    optimizer = torch.optim.Adam(module.parameters(), lr=module.lr, fused=True)
+    optimizer = module.configure_optimizers()  # fused Adam at the constant rate, as training uses
     generator = torch.Generator().manual_seed(seed)
     for p in module.parameters():
         alive = (torch.rand(p.shape, generator=generator) >= fraction).to(p.dtype)

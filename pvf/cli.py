@@ -19,7 +19,7 @@ import sys
 
 import pvf
 from pvf import interrupts
-from pvf.errors import PvfError
+from pvf.errors import PvfError, say_on_stderr
 from pvf.trainers.denormals import flush_denormals_in_process
 
 # name -> module under pvf.commands; each module has add_parser() and run()
@@ -49,21 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except PvfError as exc:
-        _say(f"pvf {args.command}: error: {exc}")
+        say_on_stderr(f"pvf {args.command}: error: {exc}")
         return 2
     except KeyboardInterrupt:
-        _say(f"pvf {args.command}: interrupted")
+        say_on_stderr(f"pvf {args.command}: interrupted")
         return 130
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
         return 1
-
-
-def _say(line: str) -> None:
-    """`line` on stderr in one write, whole even while worker processes write to the same stream."""
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
 
 
 if __name__ == "__main__":

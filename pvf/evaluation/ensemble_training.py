@@ -135,16 +135,18 @@ def train_ensemble(
         bar.update(step - bar.n)
         bar.set_postfix(trunk_exploitability=f"{np.mean([r.exploitability for r in results]):.4f}")
 
-    def save(tr: MemberGroups, now: bool = False) -> None:
+    def save(tr: MemberGroups, final: bool = False) -> None:
+        """Between blocks when `save_every_s` has passed; the finished state once, with `final`."""
         nonlocal last_save
-        if state is not None and (now or time.monotonic() - last_save >= save_every_s):
+        due = tr.step_count < tr.max_steps and time.monotonic() - last_save >= save_every_s
+        if state is not None and (final or due):
             _save_state(state, {"trainer": tr.state_dict(), "histories": histories, "val_loss": val_loss, "val_epoch": val_epoch})
             last_save = time.monotonic()
 
     with bar:
         trainer.fit(measure, every_n_steps, count if progress else None, on_block=save, block_steps=block_steps)
         measure(trainer)  # the last step, when every_n_steps does not divide max_steps
-        save(trainer, now=True)  # finished: a crash while the members are written resumes here
+        save(trainer, final=True)  # a crash while the members are written resumes here
     trainer.save_members(checkpoints)
     return [TrainingRun(str(path), history) for path, history in zip(checkpoints, histories)]
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib
 import re
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from lightning_fabric.utilities.exceptions import MisconfigurationException
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 
 from pvf.datasets.layout import DataLayout
-from pvf.errors import PvfError
+from pvf.errors import PvfError, say_on_stderr
 from pvf.games.paper import ALIASES
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.module import ValueFunctionModule
@@ -118,7 +117,7 @@ def train_main(argv: list[str]) -> int:
             )
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         if isinstance(exc.__context__, KeyboardInterrupt):  # Lightning ends an interrupted fit with sys.exit(1)
-            print("pvf train: interrupted; checkpoints written so far are kept", file=sys.stderr)
+            say_on_stderr("pvf train: interrupted; checkpoints written so far are kept")
             return 130
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except (PvfError, MisconfigurationException, ValueError, RuntimeError, OSError) as exc:
@@ -126,10 +125,10 @@ def train_main(argv: list[str]) -> int:
             shutil.rmtree(created, ignore_errors=True)
         elif cli is not None:
             _remove_new(cli.run_path, before)
-        print(f"pvf train: error: {_reason(exc)}", file=sys.stderr)
+        say_on_stderr(f"pvf train: error: {_reason(exc)}")
         return 2
     except KeyboardInterrupt:
-        print("pvf train: interrupted; checkpoints written so far are kept", file=sys.stderr)
+        say_on_stderr("pvf train: interrupted; checkpoints written so far are kept")
         return 130
     return 0
 

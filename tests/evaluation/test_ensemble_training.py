@@ -77,12 +77,7 @@ def test_killed_run_resumes_where_it_stopped(kuhn_files, tmp_path, monkeypatch, 
     assert torch.load(state, weights_only=True)["trainer"]["step"] == 8
     monkeypatch.setattr(ensemble_training, "ensemble_trunk_exploitability", measure)
     resumed = run(kuhn_files, tmp_path / "killed", state, group_size=group_size)
-    for a, b in zip(straight, resumed):
-        assert len(a.history) == len(b.history)
-        for ra, rb in zip(a.history, b.history):
-            assert ra == pytest.approx(rb, rel=0, abs=0, nan_ok=True)  # identical, NaN where no loss yet
-        weights = [torch.load(p, weights_only=True)["state_dict"] for p in (a.checkpoint, b.checkpoint)]
-        assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert_identical(straight, resumed)
 
 
 @pytest.mark.parametrize("group_size", [None, 1])
@@ -104,8 +99,14 @@ def test_a_run_measured_only_at_its_ends_saves_between_and_resumes(kuhn_files, t
     assert torch.load(state, weights_only=True)["trainer"]["step"] == 8
     monkeypatch.setattr(EnsembleTrainer, "train_step", step)
     resumed = run(kuhn_files, tmp_path / "killed", state, group_size=group_size, every=12, block_steps=4)
-    for a, b in zip(straight, resumed):
-        assert [h["step"] for h in a.history] == [h["step"] for h in b.history] == [0, 12]
+    assert [h["step"] for h in resumed[0].history] == [0, 12]
+    assert_identical(straight, resumed)
+
+
+def assert_identical(runs, others):
+    """Same rows (NaN where no loss yet) and bit-identical member weights."""
+    for a, b in zip(runs, others, strict=True):
+        assert len(a.history) == len(b.history)
         for ra, rb in zip(a.history, b.history):
             assert ra == pytest.approx(rb, rel=0, abs=0, nan_ok=True)
         weights = [torch.load(p, weights_only=True)["state_dict"] for p in (a.checkpoint, b.checkpoint)]
