@@ -29,6 +29,7 @@ import torch
 
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.exploitability_callback import TrunkExploitabilityCallback
+from pvf.trainers.lightning_warnings import ignore_lightning_warnings
 from pvf.trainers.module import ValueFunctionModule
 from pvf.valuefn.registry import architecture as make_architecture
 
@@ -95,8 +96,7 @@ def train_value_function(
     )
     with _quiet_lightning(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-        warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")  # the module encodes: intended
-        warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated", category=FutureWarning)  # Lightning's own use
+        ignore_lightning_warnings()
         trainer = pl.Trainer(
             max_steps=max_steps,
             accelerator=accelerator,

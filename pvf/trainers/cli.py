@@ -35,6 +35,7 @@ from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError, say_on_stderr
 from pvf.games.paper import ALIASES
 from pvf.trainers.datamodule import PbsDataModule
+from pvf.trainers.lightning_warnings import ignore_lightning_warnings
 from pvf.trainers.module import ValueFunctionModule
 
 
@@ -104,7 +105,7 @@ def train_main(argv: list[str]) -> int:
         with warnings.catch_warnings():
             # `pvf` passes its own argv on; Lightning warns when sys.argv differs
             warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
-            warnings.filterwarnings("ignore", message=".*overridden `on_before_batch_transfer`.*")
+            ignore_lightning_warnings()
             _Tracked(
                 ValueFunctionModule,
                 PbsDataModule,
