@@ -62,7 +62,8 @@ from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
-from pvf.trainers.ensemble import EnsembleTrainer, to_device
+from pvf.trainers.ensemble import EnsembleTrainer
+from pvf.trainers.preloaded import to_device
 from pvf.trainers.member_groups import MemberGroups
 from pvf.valuefn.evaluator import NetworkEvaluator
 from pvf.valuefn.registry import ARCHITECTURES

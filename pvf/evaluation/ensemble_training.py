@@ -47,7 +47,7 @@ from pvf.games.public_tree import build_public_tree
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
-from pvf.trainers.ensemble import to_device
+from pvf.trainers.preloaded import to_device
 from pvf.trainers.member_groups import BLOCK_STEPS, MemberGroups
 from pvf.valuefn.evaluator import check_features
 

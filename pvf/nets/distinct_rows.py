@@ -31,6 +31,7 @@ import torch
 from torch import Tensor, nn
 
 _MEMBER_BITS = 8  # member index in the key's top bits: up to 2**8 stacked members
+_CHECK_CHUNK = 1 << 18  # rows compared at once by `distinct`
 _WEIGHTS: dict[tuple[int, torch.dtype], Tensor] = {}
 _enabled = True
 
@@ -76,6 +77,21 @@ def row_wise(mlp: nn.Module, rows: Tensor) -> Tensor:
     if not torch.equal(table[index], rows):  # two unequal rows hashed alike
         return mlp(rows)
     return mlp(table)[index]
+
+
+def distinct(rows: Tensor) -> tuple[Tensor, Tensor]:
+    """rows [M, F] -> (table [U, F], index [M] int64): each distinct row once, `table[index]` equal to `rows`.
+
+    Rows are found by their hash keys (as `row_wise`), checked in chunks; should two unequal rows hash
+    alike, `torch.unique(dim=0)` (exact, slower) decides instead.
+    """
+    unique, index = torch.unique(_row_keys(rows), return_inverse=True)
+    table = rows.new_empty(len(unique), rows.shape[1])
+    table[index] = rows
+    for start in range(0, len(rows), _CHECK_CHUNK):
+        if not torch.equal(table[index[start : start + _CHECK_CHUNK]], rows[start : start + _CHECK_CHUNK]):
+            return torch.unique(rows, dim=0, return_inverse=True)
+    return table, index
 
 
 def _applicable(rows: Tensor, members: int) -> bool:

@@ -16,9 +16,10 @@ members take each training step together:
      encodes all S·B samples at once (`Architecture.encode_batch`): a
      particle set is padded to the step's largest set, which changes no
      value (padding is masked). With `preload`, every member's training
-     split is encoded once and kept on the device (padded to the largest
-     set of all files), and a step is one gather per tensor: no encoding,
-     no host-to-device copy of samples per step.
+     split is encoded once and kept on the device (`pvf.trainers.preloaded`:
+     padded to the largest set of all files, repeated feature rows stored
+     once), and a step is a gather: no encoding, no host-to-device copy of
+     samples per step.
   3. Step: one batched forward of every member on its own batch, the sum
      of the members' masked MSEs, one backward, one Adam step on the
      stacked parameters. Members do not interact: the sum's gradient for
@@ -43,7 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pytorch_lightning as pl
@@ -58,13 +59,11 @@ from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.trainers.denormals import flush_denormals
 from pvf.trainers.graph_step import GraphStep
 from pvf.trainers.module import ValueFunctionModule
+from pvf.trainers.preloaded import Preloaded, to_device
 from pvf.valuefn.architecture import Batch
 from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
 from pvf.valuefn.registry import architecture as make_architecture
-
-RING = 4  # pinned index buffers in flight on CUDA
-
 
 class MemberSampler:
     """One member's batch order: a seeded permutation of its rows per epoch, cut into full batches.
@@ -103,13 +102,6 @@ class MemberSampler:
 def concat_rows(parts: Sequence[PbsRows]) -> PbsRows:
     """Several members' `PbsRows` back to back (sample axis and infostate axis)."""
     return PbsRows(**{k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
-
-
-def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> Batch:
-    """An encoded batch on `device`, floating tensors as `dtype`."""
-    return {
-        k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype, non_blocking=True) for k, v in batch.items()
-    }
 
 
 @dataclass(frozen=True)
@@ -186,7 +178,7 @@ class EnsembleTrainer:
         self.layout = first.layout
         self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
         self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
-        self.preloaded = _Preloaded(self.data, self.encode, self.device, dtype) if preload else None
+        self.preloaded = Preloaded(self._training_sets(), self.device, dtype) if preload else None
         on_cuda = self.device.type == "cuda"
         if cuda_graph is None:
             cuda_graph = on_cuda and preload
@@ -236,6 +228,11 @@ class EnsembleTrainer:
         data = [member_data(p, s, val_fraction, target) for p, s in zip(paths, seeds)]
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
         return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload, cuda_graph)
+
+    def _training_sets(self) -> Iterator[Batch]:
+        """Each member's whole training set encoded (on the CPU), one member at a time."""
+        for d in self.data:
+            yield self.encode(d.dataset.__getitems__(np.arange(len(d.rows))))
 
     def encode(self, rows: PbsRows) -> Batch:
         """PBS rows as the architecture's tensors (on the CPU)."""
@@ -357,67 +354,6 @@ class EnsembleTrainer:
                 state = self.optimizer.state.get(p, {})
                 if "step" in state:
                     state["step"] = state["step"].to(device=p.device if on_device else "cpu", dtype=torch.float32)
-
-
-class _Preloaded:
-    """All members' training samples encoded once, back to back, on the device.
-
-    Member k's sample i is row `offsets[k] + i`; a tensor whose second axis
-    differs between members (the particle sets) is zero-padded to the widest
-    (padding is masked, so no value changes).
-    """
-
-    def __init__(self, data: Sequence[MemberData], encode: Callable[[PbsRows], Batch], device: torch.device,
-                 dtype: torch.dtype) -> None:
-        parts = [encode(d.dataset.__getitems__(np.arange(len(d.rows)))) for d in data]
-        self.rows: Batch = {}
-        for key in parts[0]:
-            tensors = [p[key] for p in parts]
-            if tensors[0].dim() >= 2:
-                width = max(t.shape[1] for t in tensors)
-                tensors = [_pad_axis1(t, width) for t in tensors]
-            self.rows[key] = to_device({key: torch.cat(tensors)}, device, dtype)[key]
-        self.offsets = np.cumsum([0] + [len(d.rows) for d in data])[:-1]
-        self.device = device
-        # On CUDA the step's row indices go through a ring of pinned buffers: a copy from pinned
-        # memory is asynchronous, so the step loop never waits for the GPU; a buffer is reused
-        # only after the event recorded behind its previous copy.
-        self._ring: list[tuple[Tensor, Any]] = []
-        self._turn = 0
-
-    def gather(self, positions: Sequence[np.ndarray]) -> Batch:
-        """Members' batches (positions in their training sets) as `[S·B, ...]`."""
-        index = self.index(positions)
-        return {key: value.index_select(0, index) for key, value in self.rows.items()}
-
-    def index(self, positions: Sequence[np.ndarray]) -> Tensor:
-        """The rows `[S·B]` of members' batches (positions in their training sets), on the device."""
-        return self._to_device(np.concatenate([o + p for o, p in zip(self.offsets, positions)]))
-
-    def _to_device(self, index: np.ndarray) -> Tensor:
-        if self.device.type != "cuda":
-            return torch.from_numpy(index).to(self.device)
-        if not self._ring or self._ring[0][0].numel() != index.size:
-            self._ring = [(torch.empty(index.size, dtype=torch.int64).pin_memory(), None) for _ in range(RING)]
-        buffer, done = self._ring[self._turn]
-        if done is not None:
-            done.synchronize()
-        buffer.numpy()[:] = index
-        on_device = buffer.to(self.device, non_blocking=True)
-        event = torch.cuda.Event()
-        event.record()
-        self._ring[self._turn] = (buffer, event)
-        self._turn = (self._turn + 1) % RING
-        return on_device
-
-
-def _pad_axis1(t: Tensor, width: int) -> Tensor:
-    """`t` zero-padded (False for bool) along axis 1 to `width`."""
-    if t.shape[1] == width:
-        return t
-    out = torch.zeros((t.shape[0], width, *t.shape[2:]), dtype=t.dtype)
-    out[:, : t.shape[1]] = t
-    return out
 
 
 def separate_run(

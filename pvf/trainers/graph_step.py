@@ -69,7 +69,7 @@ class GraphStep:
         """The step on the static index: gather, member losses, backward, Adam; losses [S] (detached)."""
         trainer = self.trainer
         assert trainer.preloaded is not None and self.index is not None
-        batch = {key: value.index_select(0, self.index) for key, value in trainer.preloaded.rows.items()}
+        batch = trainer.preloaded.select(self.index)
         losses = trainer.member_losses(batch)
         losses.sum().backward()
         trainer.optimizer.step()

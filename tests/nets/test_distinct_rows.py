@@ -102,3 +102,15 @@ def test_particle_net_trains_as_with_the_basis_on_every_particle():
     torch.testing.assert_close(fast, slow, rtol=0, atol=1e-13)
     for a, b in zip(fast_grads, slow_grads):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_distinct_holds_each_row_once_and_rebuilds_them_exactly(monkeypatch, collide):
+    """`distinct`: `table[index]` is the rows bit for bit and the table has no row twice; with every hash equal
+    (unequal rows hashed alike) it still is, by `torch.unique(dim=0)`."""
+    rows = repeated_rows(500, 11)
+    if collide:
+        monkeypatch.setattr(distinct_rows, "_row_keys", lambda r: torch.zeros(len(r), dtype=torch.int64))
+    table, index = distinct_rows.distinct(rows)
+    assert torch.equal(table[index], rows)
+    assert len(table) == len(torch.unique(rows, dim=0)) <= 12  # 11 drawn rows and the zero row
