@@ -59,7 +59,7 @@ from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.trainers.denormals import flush_denormals
 from pvf.trainers.graph_step import GraphStep
 from pvf.trainers.module import ValueFunctionModule
-from pvf.trainers.preloaded import Preloaded, to_device
+from pvf.trainers.preloaded import ENCODE_CHUNK, Preloaded, to_device
 from pvf.valuefn.architecture import Batch
 from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
@@ -229,10 +229,11 @@ class EnsembleTrainer:
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
         return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload, cuda_graph)
 
-    def _training_sets(self) -> Iterator[Batch]:
-        """Each member's whole training set encoded (on the CPU), one member at a time."""
+    def _training_sets(self) -> Iterator[Iterator[Batch]]:
+        """Each member's training set encoded (on the CPU) in chunks of `ENCODE_CHUNK` samples, lazily."""
         for d in self.data:
-            yield self.encode(d.dataset.__getitems__(np.arange(len(d.rows))))
+            yield (self.encode(d.dataset.__getitems__(np.arange(start, min(start + ENCODE_CHUNK, len(d.rows)))))
+                   for start in range(0, len(d.rows), ENCODE_CHUNK))
 
     def encode(self, rows: PbsRows) -> Batch:
         """PBS rows as the architecture's tensors (on the CPU)."""

@@ -11,8 +11,10 @@ samples per step (`EnsembleTrainer(preload=True)`).
      floating tensor `[n, N, F]` is kept as a table of its distinct rows
      `[U, F]` (`pvf.nets.distinct_rows.distinct`; row 0 is the zero row of
      padding) and an int32 index `[n, N]` into it, and a gather reads
-     `table[index[rows]]`: exactly the dense tensor's rows. Members are
-     encoded one at a time, so only one member's dense tensors exist at once.
+     `table[index[rows]]`: exactly the dense tensor's rows. Sets are encoded
+     in chunks of `ENCODE_CHUNK` samples, each compressed before the next
+     is encoded, so no member's whole dense set ever exists; the chunks'
+     tables are then merged into one (each row once, all members).
   3. On CUDA the step's row indices go through a ring of pinned buffers: a
      copy from pinned memory is asynchronous, so the step loop never waits
      for the GPU; a buffer is reused only after the event recorded behind
@@ -31,6 +33,7 @@ from pvf.nets.distinct_rows import distinct
 from pvf.valuefn.architecture import Batch
 
 RING = 4  # pinned index buffers in flight on CUDA
+ENCODE_CHUNK = 4096  # samples encoded at once while preloading (Goofspiel-5 at move 3: 200 MB dense)
 
 
 def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> Batch:
@@ -43,29 +46,40 @@ def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> B
 class Preloaded:
     """The encoded training sets of all members, back to back (module docstring).
 
-    parts: member k's whole training set as one encoded batch (`Architecture.encode_batch`), in member
-        order; an iterator, so that each is compressed before the next is encoded.
+    members: in member order, each member's training set as encoded batches (`Architecture.encode_batch`)
+        of consecutive samples; iterators, so that each batch is compressed before the next is encoded.
     """
 
-    def __init__(self, parts: Iterable[Batch], device: torch.device, dtype: torch.dtype) -> None:
+    def __init__(self, members: Iterable[Iterable[Batch]], device: torch.device, dtype: torch.dtype) -> None:
         columns: dict[str, list[Tensor]] = {}
-        tables: dict[str, list[Tensor]] = {}
+        tables: dict[str, Any] = {}  # key -> the chunks' tables [U_c, F], then one table [U, F]
         sizes = []
-        for part in parts:
-            sizes.append(len(next(iter(part.values()))))
-            for key, value in part.items():
-                if value.dim() == 3 and value.is_floating_point():
-                    table, index = distinct(value.reshape(-1, value.shape[-1]))
-                    known = tables.setdefault(key, [value.new_zeros(1, value.shape[-1])])  # row 0: padding
-                    value = (index + sum(len(t) for t in known)).to(torch.int32).reshape(value.shape[:2])
-                    known.append(table)
-                columns.setdefault(key, []).append(value)
-        self.rows = to_device({key: _padded_cat(values) for key, values in columns.items()}, device, dtype)
-        self.tables = to_device({key: torch.cat(values) for key, values in tables.items()}, device, dtype)
+        for chunks in members:
+            sizes.append(0)
+            for chunk in chunks:
+                sizes[-1] += len(next(iter(chunk.values())))
+                self._add(chunk, columns, tables)
+        rows = {key: _padded_cat(values) for key, values in columns.items()}
+        for key, parts in tables.items():  # one table for all chunks: each row once, small enough for the caches
+            tables[key], places = distinct(torch.cat(parts))
+            rows[key] = places.to(torch.int32)[rows[key]]
+        self.rows = to_device(rows, device, dtype)
+        self.tables = to_device(tables, device, dtype)
         self.offsets = np.cumsum([0] + sizes)[:-1]
         self.device = device
         self._ring: list[tuple[Tensor, Any]] = []
         self._turn = 0
+
+    @staticmethod
+    def _add(chunk: Batch, columns: dict[str, list[Tensor]], tables: dict[str, list[Tensor]]) -> None:
+        """Append `chunk`'s tensors to `columns`, each floating `[n, N, F]` one as its table places `[n, N]`."""
+        for key, value in chunk.items():
+            if value.dim() == 3 and value.is_floating_point():
+                table, index = distinct(value.reshape(-1, value.shape[-1]))
+                known = tables.setdefault(key, [value.new_zeros(1, value.shape[-1])])  # row 0: padding
+                value = (index + sum(len(t) for t in known)).to(torch.int32).reshape(value.shape[:2])
+                known.append(table)
+            columns.setdefault(key, []).append(value)
 
     def select(self, index: Tensor) -> Batch:
         """The preloaded rows `index` [R] (on the device) as a batch `[R, ...]`: the dense tensors' rows."""
