@@ -52,7 +52,7 @@ class Preloaded:
 
     def __init__(self, members: Iterable[Iterable[Batch]], device: torch.device, dtype: torch.dtype) -> None:
         columns: dict[str, list[Tensor]] = {}
-        tables: dict[str, Any] = {}  # key -> the chunks' tables [U_c, F], then one table [U, F]
+        tables: dict[str, list[Tensor]] = {}  # key -> the padding row, then each chunk's table [U_c, F]
         sizes = []
         for chunks in members:
             sizes.append(0)
@@ -60,11 +60,12 @@ class Preloaded:
                 sizes[-1] += len(next(iter(chunk.values())))
                 self._add(chunk, columns, tables)
         rows = {key: _padded_cat(values) for key, values in columns.items()}
-        for key, parts in tables.items():  # one table for all chunks: each row once, small enough for the caches
-            tables[key], places = distinct(torch.cat(parts))
+        merged = {}  # one table for all chunks: each row once, small enough for the caches
+        for key, parts in tables.items():
+            merged[key], places = distinct(torch.cat(parts))
             rows[key] = places.to(torch.int32)[rows[key]]
         self.rows = to_device(rows, device, dtype)
-        self.tables = to_device(tables, device, dtype)
+        self.tables = to_device(merged, device, dtype)
         self.offsets = np.cumsum([0] + sizes)[:-1]
         self.device = device
         self._ring: list[tuple[Tensor, Any]] = []
