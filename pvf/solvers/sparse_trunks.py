@@ -9,7 +9,7 @@ The setting, `sparse_setting(tree, root_move, depth)`:
      `root_move` (Leduc 5: 330 of them; Goofspiel-5 2: 400, the first turn
      of the round). Each weighs w(h) = π_c(h)·π*₁(h)·π*₂(h); those in π*'s
      support are kept (Leduc: 290, as the authors; Goofspiel-5: 102 with
-     1,000 iterations, 87 with 2,000, 67 in the limit, where the authors
+     1,000 iterations, 87 with 2,000, 67 with 64,000, where the authors
      report 60; `scripts/support_size.py`).
   3. The evaluation trunk is rooted at a chance node over all support
      histories with weights w (π* made common knowledge, no gadget, weights
