@@ -149,33 +149,53 @@ def _call(net: nn.Module, method: str, *args: Tensor) -> Tensor:
 
 
 class _BasisCache:
-    """`ParticleVF.basis` of a trunk's fixed leaf features, kept while the net's weights stay the same.
+    """`ParticleVF.basis` of a trunk's fixed leaf features, kept while the change-basis weights stay the same.
 
-    A trunk solve asks the same features at every iteration; only the beliefs change. The
-    basis is computed again when the net, the problem count, or any parameter's version
-    (bumped by every in-place update: optimizer steps, `load_state_dict`), storage or dtype
-    differ from the last call's; the parameters themselves are held, so their identity is
-    compared, never a recycled id. Writes that bypass version counters are not seen:
-    through `param.data` (build a new evaluator after those) and by CUDA graph replays,
-    which is why the cache serves CPU nets only (on a GPU the basis is cheap anyway).
+    A trunk solve asks the same features at every query; only the beliefs change. The basis
+    depends on nothing but the features, the problem count and the change-basis MLP's weights,
+    so it is computed again when the net or the problem count differs or any of those weights
+    differs *in value* from the copy taken with the last basis. Values, not version counters:
+    fused Adam (pvf's optimizer) and CUDA graph replays update parameters in place without
+    bumping their versions, and a cache keyed on versions once served the training callback a
+    stale basis. The change-basis parameters are looked up once per net (replacing a submodule
+    of a net in use needs a new evaluator); each query compares their values with numpy's
+    array_equal (about 15 µs for Goofspiel-5's 130k weights, where torch.equal takes 90; the
+    basis MLP costs milliseconds). CPU nets only: on a GPU the comparison would wait for the
+    device at every query, and the basis is cheap there anyway.
     """
 
     def __init__(self) -> None:
+        self.net: nn.Module | None = None
         self.params: list[Tensor] = []
-        self.key: tuple[Any, ...] = ()
+        self.problems = -1
+        self.weights: list[np.ndarray] = []
         self.features: Tensor | None = None
         self.basis: Tensor | None = None
 
     def get(self, net: nn.Module, features: Tensor, problems: int) -> tuple[Tensor, Tensor]:
         """(features [B·L, N, F], basis [B·L, N, K]): the leaves' `features` [L, N, F] tiled for B = `problems`."""
-        params = list(net.parameters())
-        key = (problems, *((p._version, p.data_ptr(), p.dtype) for p in params))
-        same = len(params) == len(self.params) and all(a is b for a, b in zip(params, self.params))
-        if self.basis is None or not same or key != self.key:
+        if net is not self.net:  # the net is held, so its identity is never a recycled id
+            self.net, self.params, self.basis = net, _basis_weights(net), None
+        weights = [w.detach().numpy() for w in self.params]
+        same = (
+            self.basis is not None
+            and problems == self.problems
+            and all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(weights, self.weights))
+        )
+        if not same:
             self.features = tile(features, problems)
             self.basis = _call(net, "basis", self.features)
-            self.params, self.key = params, key
+            self.problems, self.weights = problems, [w.copy() for w in weights]
         return self.features, self.basis
+
+
+def _basis_weights(net: nn.Module) -> list[Tensor]:
+    """The change-basis MLP's parameters of a `ParticleVF` or of `StackedNets` of them (stacked: `[S, ...]`)."""
+    named = net.tensors().items() if isinstance(net, StackedNets) else net.named_parameters()
+    weights = [t for name, t in named if name.startswith("change_basis.")]
+    if not weights:  # an empty list would keep a basis forever
+        raise ValueError(f"{type(net).__name__} has no change_basis parameters to key the leaf basis on")
+    return weights
 
 
 class _ParticleLeaves:

@@ -108,10 +108,31 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize, joint
     np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=atol)
 
 
+def _scale_in_place(params):
+    with torch.no_grad():
+        for p in params:
+            p.mul_(1.5)
+
+
+def _fused_adam_step(params):
+    """pvf's optimizer: writes the weights without bumping their version counters."""
+    optimizer = torch.optim.Adam(params, lr=0.05, fused=True)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    optimizer.step()
+
+
+def _write_data(params):
+    for p in params:
+        p.data.mul_(1.5)  # `.data` has its own version counter
+
+
+@pytest.mark.parametrize("change", [_scale_in_place, _fused_adam_step, _write_data], ids=["in-place", "fused-adam", "data"])
 @pytest.mark.parametrize("stacked", [False, True], ids=["net", "stacked"])
-def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacked):
-    """The leaf encoder keeps the Deep-Sets basis of the trunk's fixed features between queries; an in-place
-    change of the weights (an optimizer step, `load_state_dict`) must give what a fresh evaluator gives."""
+def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacked, change):
+    """The leaf encoder keeps the Deep-Sets basis of the trunk's fixed features between queries; any change
+    of the weights (an optimizer step, fused or not, `load_state_dict`, a write through `.data`) must give
+    what a fresh evaluator gives."""
     from pvf.nets.stacked import StackedNets
 
     game, depth, path = small_file
@@ -130,9 +151,7 @@ def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacke
     first = evaluator(*reaches)
     for a, b in zip(evaluator(*reaches), first):
         np.testing.assert_array_equal(a, b)
-    with torch.no_grad():
-        for p in net.parameters():
-            p.mul_(1.5)
+    change(list(net.parameters()))
     changed = evaluator(*reaches)
     fresh = NetworkEvaluator(trunk, net, encoding, layout, features)(*reaches)
     for a, b, old in zip(changed, fresh, first):
