@@ -13,7 +13,9 @@ move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
   1–2. dataset and particle net as above (reused when fig. 3 made them);
   3. the sparse sweep with the net and tie-breaking seed s
      (`sparse_sweep`); then `fig4-<game>.csv` (mean ± std per point),
-     `fig4-<game>-runs.csv` and `fig4-<game>.png` with the uniform line.
+     `fig4-<game>-runs.csv` (one row per net and point; the net named by
+     its checkpoint's path under `out`) and `fig4-<game>.png` with the
+     uniform line.
      Other particle architectures (e.g. attention) get the same files with
      `-<architecture>` after the game.
 Games beyond the public tree's cap (`pvf.games.paper.PARTICLE_GAMES`:
@@ -184,7 +186,9 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
             rows = []
             for seed, run in zip(config.seeds, runs):
                 network = load_network(run.checkpoint)
-                rows.extend(run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress))
+                swept = run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress)
+                where = Path(run.checkpoint).resolve().relative_to(config.out.resolve()).as_posix()  # portable
+                rows.extend(replace(row, network=where) for row in swept)
             table = summarize(rows, points)
             name = game if arch == "particle" else f"{game}-{arch}"
             csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"

@@ -24,6 +24,10 @@ def test_fig3_and_fig4_end_to_end(tmp_path):
     assert [p["point"] for p in fig4["points"]] == ["1", "0.5", "2 histories"]
     assert len(list((tmp_path / "checkpoints").glob("*.ckpt"))) == 2
     assert (tmp_path / "fig3-leduc.png").exists() and (tmp_path / "fig4-leduc.png").exists()
+    with open(tmp_path / "fig4-leduc-runs.csv") as f:  # each net by its path under out: the CSV is portable
+        networks = {r["network"] for r in csv.DictReader(f)}
+    assert networks == {"checkpoints/leduc-d7-t3-k5-seed0-particle-steps4-b16-ens.ckpt"}
+    assert (tmp_path / networks.pop()).exists()
 
 
 def test_parallel_training_jobs_give_the_same_figures(tmp_path):
