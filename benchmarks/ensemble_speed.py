@@ -57,7 +57,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.layout import DataLayout
-from pvf.evaluation.ensemble import ensemble_evaluator
+from pvf.valuefn.ensemble_evaluator import ensemble_evaluator
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks

@@ -38,7 +38,7 @@ import h5py
 import numpy as np
 from matplotlib.figure import Figure
 
-from pvf.evaluation.networks import load_network
+from pvf.valuefn.network import load_value_function
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
@@ -111,7 +111,7 @@ def trunk_solver_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
         solver = get_solver(solver_name, None if schedule is None else make_schedule(schedule))
         for variant in variants:
             for checkpoint in sorted((runs / variant / "checkpoints").glob("*.ckpt")):
-                network = load_network(checkpoint)
+                network = load_value_function(checkpoint)
                 trunk = trunk or build_trunk(tree, network.meta.layout.depth)
                 result = solve_and_evaluate(trunk, network.evaluator(trunk, features), iterations, solver)
                 rows.append({"trunk_solver": name, "variant": variant, "architecture": network.architecture,

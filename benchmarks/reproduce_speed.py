@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from pvf.evaluation.reproduce import ReproduceConfig, _dataset, reproduce_fig3
+from pvf.experiments.reproduce import ReproduceConfig, ensure_dataset, reproduce_fig3
 from pvf.games.paper import PAPER_GAMES
 
 
@@ -58,7 +58,7 @@ def main() -> None:
                                trunks=args.trunks, max_steps=args.max_steps, eval_every=args.eval_every,
                                workers=args.jobs, jobs=args.jobs)
         for seed in base.seeds:
-            _dataset(base, args.game, PAPER_GAMES[args.game].fig3_depth, seed)
+            ensure_dataset(base, args.game, PAPER_GAMES[args.game].fig3_depth, seed)
         sides = {}
         for name, separate in (("ensembles", False), ("separate_runs", True)):
             out = Path(tmp) / name

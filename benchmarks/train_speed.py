@@ -11,7 +11,7 @@ Goofspiel-5 at move 2 (9 leaf public states, up to 20 + 20 infostates):
      the particle net also with its change basis run on every particle row
      (`pvf.nets.distinct_rows.every_row`, the baseline) instead of once
      per distinct row, and the ratio;
-  4. with --loop: the whole Lightning loop (`pvf.evaluation.training`:
+  4. with --loop: the whole Lightning loop (`pvf.trainers.training`:
      DataLoader on a real generated file, batched fetch, collate, step,
      logging) in samples per second, beside the bare step of 3, and the
      batched fetch (`__getitems__`) against sample-by-sample fetching.
@@ -35,7 +35,7 @@ from pvf.games.public_tree import build_public_tree
 from pvf.datasets.generate import generate
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
-from pvf.evaluation.training import train_value_function
+from pvf.trainers.training import train_value_function
 from pvf.nets import ParticleVF
 from pvf.nets.distinct_rows import every_row
 from pvf.datasets.layout import DataLayout

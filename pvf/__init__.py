@@ -24,7 +24,7 @@ from pvf.errors import PvfError
 
 __version__ = "0.1.0"
 
-_API = (
+API_NAMES = (
     "ConstantEvaluator",
     "ExactEvaluator",
     "Solution",
@@ -36,10 +36,10 @@ _API = (
     "train_value_function",
 )
 
-__all__ = ["PvfError", "__version__", *_API]
+__all__ = ["PvfError", "__version__", *API_NAMES]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
+    if name in API_NAMES:
         return getattr(importlib.import_module("pvf.api"), name)
     raise AttributeError(f"module 'pvf' has no attribute {name!r}")

@@ -21,19 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pvf import _API
+from pvf import API_NAMES
 from pvf.datasets.generate import GenerationReport, generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.best_response import nash_conv
-from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, solve_and_evaluate
-from pvf.solvers.trunk_solver import build_trunk as _build_trunk
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 
-__all__ = list(_API)  # the names `pvf` re-exports, listed once in pvf/__init__.py
+__all__ = list(API_NAMES)  # the names `pvf` re-exports, listed once in pvf/__init__.py
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,6 @@ def solve(game: str, iterations: int = 1000) -> Solution:
                     to_tabular(sequence_game, strategies))
 
 
-def build_trunk(game: str, depth: int) -> Trunk:
-    """The trunk of `game` from its initial state to move number `depth` (its leaves' public states)."""
-    return _build_trunk(build_public_tree(game), depth)
-
-
 def solve_trunk(trunk: Trunk, evaluator: LeafEvaluator | None = None, iterations: int = DEFAULT_ITERATIONS) -> TrunkResult:
     """CFR+ in the trunk with `evaluator` at its leaves, and the result's exact trunk exploitability.
 
@@ -93,15 +88,15 @@ def generate_dataset(game: str, depth: int, trunks: int, out: str | Path, cfr_it
 def train_value_function(data: str | Path, architecture: str, checkpoint: str | Path, seed: int = 0, max_steps: int = 1000,
                          every_n_steps: int = 250, **options: Any):
     """Train a registered architecture on a dataset file, with trunk exploitability every
-    `every_n_steps` steps (`pvf.evaluation.training.train_value_function`; imports torch)."""
-    from pvf.evaluation.training import train_value_function as train
+    `every_n_steps` steps (`pvf.trainers.training.train_value_function`; imports torch)."""
+    from pvf.trainers.training import train_value_function as train
 
     return train(data, architecture, checkpoint, seed, max_steps, every_n_steps, **options)
 
 
 def load_value_function(path: str | Path, game: str | None = None, depth: int | None = None):
-    """A trained value function (`pvf.evaluation.networks.Network`; imports torch): `.net`,
+    """A trained value function (`pvf.valuefn.network.Network`; imports torch): `.net`,
     `.meta` (architecture, layout) and `.evaluator(trunk)` for `solve_trunk`."""
-    from pvf.evaluation.networks import load_network
+    from pvf.valuefn.network import load_value_function as load
 
-    return load_network(path, game, depth)
+    return load(path, game, depth)

@@ -21,7 +21,7 @@ def test_pvf_re_exports_exactly_the_api():
     import pvf
     import pvf.api
 
-    assert list(pvf._API) == pvf.api.__all__  # pvf.api exports the list pvf/__init__.py resolves lazily
+    assert list(pvf.API_NAMES) == pvf.api.__all__  # pvf.api exports the list pvf/__init__.py resolves lazily
     assert all(getattr(pvf, name) is getattr(pvf.api, name) for name in pvf.api.__all__)
 
 

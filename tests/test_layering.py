@@ -1,4 +1,4 @@
-"""Package layering: solvers are numpy/scipy only, the reader is light, no package imports in a cycle.
+"""Package layering: solvers are numpy/scipy only, the reader is light, no cycle, no private name used across modules.
 
 The import graph is read from the source (every `import pvf.x` / `from pvf.x
 import`, lazy ones inside functions included), so a test fails as soon as a
@@ -30,8 +30,8 @@ ALLOWED = {
     "nets": set(),
     "valuefn": {"games", "solvers", "datasets", "nets"},
     "trainers": {"games", "solvers", "datasets", "nets", "valuefn"},
-    "experiments": {"games", "solvers", "datasets", "nets", "valuefn"},
-    "evaluation": {"games", "solvers", "datasets", "nets", "valuefn", "trainers"},
+    "experiments": {"games", "solvers", "datasets", "nets", "valuefn", "trainers"},
+    "commands": {"games", "solvers", "datasets", "nets", "valuefn", "trainers", "experiments"},
 }
 
 
@@ -90,6 +90,39 @@ def test_the_layers_form_no_cycle():
 def test_solvers_never_import_torch_in_source():
     for path in sorted((PVF / "solvers").glob("*.py")):
         assert not _third_party(path) & {"torch", "pytorch_lightning", "lightning"}, path.name
+
+
+def _private_uses(path: Path) -> list[str]:
+    """`_name`s of pvf modules this file imports or reads as `module._name` (dunders aside)."""
+    tree = ast.parse(path.read_text())
+    aliases, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("pvf"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pvf":
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.append(f"from {node.module} import {a.name}")
+                aliases.add(a.asname or a.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in aliases and base.id != "self":
+                found.append(f"{ast.unparse(node)}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A leading underscore means "this module only": pvf, its tests, benchmarks and scripts keep to it."""
+    offenders = {}
+    for folder in ("pvf", "tests", "benchmarks", "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            uses = _private_uses(path)
+            if uses:
+                offenders[str(path.relative_to(ROOT))] = uses
+    assert offenders == {}
 
 
 def _loaded(code: str) -> list[str]:

@@ -5,9 +5,9 @@
 
 The first solves the trunk from the initial state to the net's training
 depth with the net at the leaves, next to the exact oracle and the constant
-zero evaluator (pvf.evaluation.trunk_report). The second sweeps sparse
+zero evaluator (pvf.experiments.trunk_report). The second sweeps sparse
 trunks built from a share of the equilibrium's histories (paper, fig. 4;
-pvf.evaluation.sparse_sweep) and writes CSV and PNG files. Figures are in
+pvf.experiments.sparse_sweep) and writes CSV and PNG files. Figures are in
 the NashConv convention; OpenSpiel's (the authors') half is printed beside.
 """
 
@@ -62,8 +62,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.evaluation.networks import load_network
-    from pvf.evaluation.trunk_report import CONVENTION, evaluate_network
+    from pvf.valuefn.network import load_value_function
+    from pvf.experiments.trunk_report import CONVENTION, evaluate_network
     from pvf.solvers.tabular import save_policy
 
     if not args.checkpoint:
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     solver = solver_from_args(args)
     if args.save_policy is not None:
         check_output_file(args.save_policy, "--save-policy")
-    network = load_network(args.checkpoint, args.game, args.depth)
+    network = load_value_function(args.checkpoint, args.game, args.depth)
     report = evaluate_network(network, args.iterations, oracle=not args.skip_oracle, solver=solver)
     out = {**report.as_dict(), "solver": args.solver}
     if args.save_policy:
@@ -97,10 +97,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_sparse(args: argparse.Namespace) -> int:
-    from pvf.evaluation.networks import load_network
-    from pvf.evaluation.plots import plot_sparse
-    from pvf.evaluation.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference
-    from pvf.evaluation.trunk_report import CONVENTION
+    from pvf.valuefn.network import load_value_function
+    from pvf.experiments.plots import plot_sparse
+    from pvf.experiments.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference
+    from pvf.experiments.trunk_report import CONVENTION
     from pvf.games.features import build_feature_tables
     from pvf.games.public_tree import build_public_tree
     from pvf.games.paper import paper_game
@@ -109,7 +109,7 @@ def run_sparse(args: argparse.Namespace) -> int:
 
     require_positive(args, "iterations")
     check_output_dir(args.out, "--out")
-    networks = [load_network(path, args.game, args.depth) for path in args.checkpoint]
+    networks = [load_value_function(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
         if (other.meta.game, other.meta.layout.depth) != (layout.game, layout.depth):

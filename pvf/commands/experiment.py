@@ -55,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part = experiments.add_parser(
         "particle-trunks",
         help="fig. 4 generalised: sparse particle trunks over K particles drawn by a reference strategy",
-        description="Sparse particle trunks (pvf.evaluation.particle_sweep): K particle draws of one public state at "
+        description="Sparse particle trunks (pvf.experiments.particle_sweep): K particle draws of one public state at "
         "--root-move, a trunk to --depth, trunk exploitability (exact LP, particle weights normalised) of CFR+ with "
         "the oracle, a particle network and the uniform strategy. Writes DIR/fig4-<game>.csv, -runs.csv and .png.",
     )
@@ -87,7 +87,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.experiments import curve_rows, plot_curves, run_linear_targets
+    from pvf.experiments.linear_targets import curve_rows, plot_curves, run_linear_targets
     from pvf.results import write_csv
 
     check_output_dir(args.out, "--out")
@@ -161,15 +161,15 @@ def run_leaf(args: argparse.Namespace) -> int:
 def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
-    from pvf.evaluation.networks import load_network
-    from pvf.evaluation.particle_sweep import (DEFAULT_EXACT_HISTORIES, ORACLE, UNIFORM, SweepEvaluator, check_trunk,
+    from pvf.valuefn.network import load_value_function
+    from pvf.experiments.particle_sweep import (DEFAULT_EXACT_HISTORIES, ORACLE, UNIFORM, SweepEvaluator, check_trunk,
                                                plot_particle_sweep, run_particle_sweep, summarize, write_policy_file)
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
     from pvf.games.loading import ALIASES, load_game
-    from pvf.evaluation.induced_targets import induced_pbs_evaluator
-    from pvf.evaluation.positional_slots import enumerated_slots
+    from pvf.experiments.induced_targets import induced_pbs_evaluator
+    from pvf.experiments.positional_slots import enumerated_slots
     from pvf.solvers.evaluators import MeanEvaluator
 
     require_positive(args, "iterations")
@@ -193,7 +193,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         evaluators["targets"] = SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True)
     full, members = None, []
     for path in args.network:
-        network = load_network(path, loaded.game_string, args.depth)
+        network = load_value_function(path, loaded.game_string, args.depth)
         if network.architecture == "positional" and full is None:
             full = _enumerated_tree(loaded, path, args.depth)
 

@@ -15,7 +15,7 @@ seeds; a killed rerun continues from the last saved state);
 (or runs) at once, one process each; on a CPU each network's seeds are
 split into up to N parts, so that every core trains. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
-options (pvf.evaluation.reproduce). Figures are in the NashConv convention.
+options (pvf.experiments.reproduce). Figures are in the NashConv convention.
 Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
 sweep (docs/particles.md): 4,000 (Goofspiel-8) or 8,000 (Goofspiel-13)
 particle samples, 4,000 training steps, K up to 64 (256), exact by LP up to
@@ -84,7 +84,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from pvf.evaluation.reproduce import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES, GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
+    from pvf.experiments.reproduce import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES, GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
     from pvf.games.paper import PARTICLE_GAMES
     from pvf.valuefn.registry import ARCHITECTURES
 

@@ -1,6 +1,6 @@
 """Particle samples shaped like a particle trunk's leaf queries (`rows="children"`).
 
-A sparse particle trunk (`pvf.evaluation.particle_sweep`) asks its network,
+A sparse particle trunk (`pvf.experiments.particle_sweep`) asks its network,
 at each leaf public state one move below the root particles, about every
 leaf infostate that has a history in the trunk, with beliefs from the trunk
 iterate: mostly infostates the iterate does not play into (belief 0, about
@@ -24,7 +24,7 @@ strategy in place of the iterate:
      induce (every history joining two of them, `induced_subgames`), with
      the beliefs at its roots (`pvf.solvers.leaf_subgames.LeafSubgames`,
      as the sweep's "targets" column solves leaves,
-     `pvf.evaluation.induced_targets`): counterfactual values, own reach
+     `pvf.experiments.induced_targets`): counterfactual values, own reach
      excluded, so a zero-belief infostate's target is its value against the
      opponent's belief (what its player's trunk regrets need).
   4. `cf_reach` is each row's counterfactual reach in that PBS; `mass`
@@ -43,7 +43,8 @@ from pvf.datasets.particle_sampling import ParticleSample, continuations
 from pvf.games.induced_pbs import induced_histories, induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
-from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, _child, _root_node
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
+from pvf.games.walk import node_at
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.leaf_subgames import LeafSubgames
@@ -104,9 +105,7 @@ def solve_children(
     drawn = {path: k for k, path in enumerate(sample.particles)}
     paths, beliefs, masses = [], [], []
     for parent, own in zip(parents, sigma):
-        node = _root_node(loaded)
-        for a in parent:
-            node = _child(node, a, loaded.simultaneous)
+        node = node_at(loaded, parent)
         for actions, p, factors, child in continuations(node, loaded, strategy):
             if child.state.is_terminal():
                 continue

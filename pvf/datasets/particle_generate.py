@@ -37,7 +37,8 @@ from pvf.datasets import schema
 from pvf.datasets.backends import check_backend, run_tasks
 from pvf.datasets.generate import GenerationReport, shard_path, work_dir
 from pvf.datasets.particle_spec import ParticleSpec
-from pvf.datasets.particle_tasks import ParticleShard, feature_fields, solve_sample
+from pvf.datasets.particle_tasks import ParticleShard, solve_sample
+from pvf.games.features import feature_fields
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.tasks import Task, plan_tasks
 from pvf.datasets.writer import atomic_h5

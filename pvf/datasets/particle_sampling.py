@@ -43,7 +43,7 @@ import numpy as np
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
-from pvf.games.public_tree import _child, _Node, _public_observer, _root_node
+from pvf.games.walk import Node, child, public_observer, root_node
 
 MAX_PLAYS = 1000
 
@@ -67,7 +67,7 @@ class ParticleSample:
     dead: int
 
 
-def _policy_probs(node: _Node, strategy: LazyTrunkStrategy) -> list[tuple[int, float, int]]:
+def _policy_probs(node: Node, strategy: LazyTrunkStrategy) -> list[tuple[int, float, int]]:
     """(action, probability, player or -1 for chance) at a node of the sequential game."""
     state = node.state
     if state.is_chance_node():
@@ -81,33 +81,33 @@ def _policy_probs(node: _Node, strategy: LazyTrunkStrategy) -> list[tuple[int, f
 def play_to_depth(loaded: LoadedGame, strategy: LazyTrunkStrategy, depth: int, rng: np.random.Generator) -> tuple[int, ...]:
     """Play the trunk profile to the first history at move number ≥ depth (step 1)."""
     for _ in range(MAX_PLAYS):
-        node, path = _root_node(loaded), []
+        node, path = root_node(loaded), []
         while not node.state.is_terminal() and not (node.original.move_number() >= depth and node.pending < 0):
             options = _policy_probs(node, strategy)
             p = np.array([o[1] for o in options])
             a = options[min(int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right")), len(options) - 1)][0]
             path.append(a)
-            node = _child(node, a, loaded.simultaneous)
+            node = child(node, a, loaded.simultaneous)
         if not node.state.is_terminal():
             return tuple(path)
     raise PvfError(f"{MAX_PLAYS} plays of the trunk strategy all ended before move {depth}; choose a smaller depth")
 
 
-def continuations(node: _Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
+def continuations(node: Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
     """Every way to advance one move of the original game: (actions, probability, own factors [2], node)."""
     out = []
     for a, p, who in _policy_probs(node, strategy):
-        child = _child(node, a, loaded.simultaneous)
+        after = child(node, a, loaded.simultaneous)
         own = np.ones(2)
         if who >= 0:
             own[who] = p
-        if loaded.simultaneous and child.pending >= 0:  # player 1 has bid; player 2 completes the round
-            for b, p2, who2 in _policy_probs(child, strategy):
+        if loaded.simultaneous and after.pending >= 0:  # player 1 has bid; player 2 completes the round
+            for b, p2, who2 in _policy_probs(after, strategy):
                 own2 = own.copy()
                 own2[who2] = p2
-                out.append(((a, b), p * p2, own2, _child(child, b, True)))
+                out.append(((a, b), p * p2, own2, child(after, b, True)))
         else:
-            out.append(((a,), p, own, child))
+            out.append(((a,), p, own, after))
     return out
 
 
@@ -121,13 +121,13 @@ def sample_particles(
     """K particles of the public state of `public_history` with unbiased weights (steps 2–3)."""
     if num_particles < 1:
         raise PvfError(f"the number of particles must be at least 1, got {num_particles}")
-    observer = _public_observer(loaded)
+    observer = public_observer(loaded)
     if observer is None:
         raise PvfError(f"{loaded.game_string} has no public observer; particle sampling needs one")
-    node = _root_node(loaded)
+    node = root_node(loaded)
     target = [observer.string_from(node.original, 0)]
     for a in public_history:
-        node = _child(node, a, loaded.simultaneous)
+        node = child(node, a, loaded.simultaneous)
         target.append(observer.string_from(node.original, 0))
     length = len(public_history)
     found: dict[tuple[int, ...], int] = {}
@@ -135,7 +135,7 @@ def sample_particles(
     own_reach: list[np.ndarray] = []
     dead = 0
     for _ in range(num_particles):
-        node, path, rho, own = _root_node(loaded), (), 1.0, np.ones(2)
+        node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
         while len(path) < length:
             kept = [
                 c for c in continuations(node, loaded, strategy)

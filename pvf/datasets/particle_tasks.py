@@ -61,7 +61,7 @@ from pvf.datasets.particle_sampling import play_to_depth, sample_particles
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.tasks import SampleColumns, Task
 from pvf.errors import PvfError
-from pvf.games import features as feat
+from pvf.games.features import checked_game, sample_features
 from pvf.games.loading import LoadedGame, load_game
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories
@@ -97,45 +97,6 @@ class ParticleShard(SampleColumns):
     particles: np.ndarray
     dead: np.ndarray
     histories: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class _Observers:
-    public: object
-    private: object
-
-
-@lru_cache(maxsize=1)
-def checked_game(game: str) -> tuple[LoadedGame, _Observers]:
-    """The game and its feature observers; PvfError if it lacks one (particle files need observer features)."""
-    loaded = load_game(game)
-    observers = _Observers(feat._observer(loaded.original, feat._PUBLIC_TYPE), feat._observer(loaded.original, feat._PRIVATE_TYPE))
-    if observers.public is None or observers.private is None:
-        which = "public" if observers.public is None else "private"
-        raise PvfError(f"{loaded.game_string} has no perfect-recall {which} observer; particle datasets need observer features")
-    return loaded, observers
-
-
-def feature_fields(game: str) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
-    """(public, private) (name, size) layouts of the observer vectors (the wider player's private layout)."""
-    loaded, observers = checked_game(game)
-    state = loaded.original.new_initial_state()
-    while state.is_chance_node():
-        state = state.child(state.chance_outcomes()[0][0])
-    public = feat._stack([feat._observe(observers.public, state, 0)])[1]
-    private = [feat._stack([feat._observe(observers.private, state, n)])[1] for n in (0, 1)]
-    return public, max(private, key=lambda f: sum(size for _, size in f))
-
-
-def sample_features(tree: PublicTree, observers: _Observers, public_state: int, infostates: tuple[np.ndarray, np.ndarray]):
-    """([Fp] public features of the public state, per player [J_n, Fq_n] private features), as build_feature_tables."""
-    history = int(tree.histories_in(public_state)[0])
-    public, _ = feat._stack([feat._observe(observers.public, tree.original_state_at(history), 0)])
-    private = []
-    for n in (0, 1):
-        rows = [feat._observe(observers.private, feat._private_state(tree, n, int(tree.infostate_history[n][i])), n) for i in infostates[n]]
-        private.append(feat._stack(rows)[0])
-    return public[0], private
 
 
 def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:

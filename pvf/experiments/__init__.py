@@ -1,5 +1,15 @@
-"""Small self-contained experiments from the paper's appendices."""
+"""The paper's experiments and pvf's own, one module per figure or experiment (the top layer).
 
-from pvf.experiments.linear_targets import VARIANTS, plot_curves, run_linear_targets, curve_rows
+- `trunk_report`: `pvf evaluate`, a trained net's trunk exploitability next to the exact oracle and zero.
+- `sparse_sweep`, `particle_sweep`: fig. 4's sweeps, over sparse trunks (`pvf evaluate sparse`) and over
+  particle trunks beyond the public tree (`pvf experiment particle-trunks`); `induced_targets` and
+  `positional_slots` are the sweep's extra leaf evaluators (targets on the induced PBS, positional nets).
+- `reproduce`: `pvf reproduce fig3|fig4|particles`, data, training and evaluation end to end.
+- `plots`: figures 3 and 4 as PNG files.
+- `linear_targets` (app. D, fig. 2) and `leaf_targets` (targets themselves at the leaves): `pvf experiment`.
+- `summarize_fig3`, `partial_fig3`, `support_size`, `target_variance`: the summaries docs/results quotes,
+  each run as `python -m pvf.experiments.<name>`.
 
-__all__ = ["VARIANTS", "plot_curves", "run_linear_targets", "curve_rows"]
+Experiments use every layer below (games, solvers, datasets, nets, valuefn, trainers); nothing below
+imports them. Submodules are imported explicitly (most load torch).
+"""

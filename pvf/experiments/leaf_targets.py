@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pvf.games.public_tree import build_public_tree
-from pvf.solvers.cfr_plus import LeafEvaluator
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
 

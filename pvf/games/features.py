@@ -32,11 +32,14 @@ zero-padded; OpenSpiel's observers already agree in the games of the paper).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pyspiel
 
+from pvf.errors import PvfError
+from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import PublicTree
 
 OBSERVER = "observer"
@@ -232,3 +235,45 @@ def _code(position: np.ndarray, width: int, encoding: str | None = None) -> tupl
         return table, encoding
     bits = max(1, int(width - 1).bit_length())
     return ((position[:, None] >> np.arange(bits)) & 1).astype(np.float32), encoding
+
+
+@dataclass(frozen=True, eq=False)
+class Observers:
+    """A game's public and private perfect-recall observers (features of single histories)."""
+
+
+    public: object
+    private: object
+
+
+@lru_cache(maxsize=1)
+def checked_game(game: str) -> tuple[LoadedGame, Observers]:
+    """The game and its feature observers; PvfError if it lacks one (particle datasets need observer features)."""
+    loaded = load_game(game)
+    observers = Observers(_observer(loaded.original, _PUBLIC_TYPE), _observer(loaded.original, _PRIVATE_TYPE))
+    if observers.public is None or observers.private is None:
+        which = "public" if observers.public is None else "private"
+        raise PvfError(f"{loaded.game_string} has no perfect-recall {which} observer; particle datasets need observer features")
+    return loaded, observers
+
+
+def feature_fields(game: str) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
+    """(public, private) (name, size) layouts of the observer vectors (the wider player's private layout)."""
+    loaded, observers = checked_game(game)
+    state = loaded.original.new_initial_state()
+    while state.is_chance_node():
+        state = state.child(state.chance_outcomes()[0][0])
+    public = _stack([_observe(observers.public, state, 0)])[1]
+    private = [_stack([_observe(observers.private, state, n)])[1] for n in (0, 1)]
+    return public, max(private, key=lambda f: sum(size for _, size in f))
+
+
+def sample_features(tree: PublicTree, observers: Observers, public_state: int, infostates: tuple[np.ndarray, np.ndarray]):
+    """([Fp] public features of the public state, per player [J_n, Fq_n] private features), as build_feature_tables."""
+    history = int(tree.histories_in(public_state)[0])
+    public, _ = _stack([_observe(observers.public, tree.original_state_at(history), 0)])
+    private = []
+    for n in (0, 1):
+        rows = [_observe(observers.private, _private_state(tree, n, int(tree.infostate_history[n][i])), n) for i in infostates[n]]
+        private.append(_stack(rows)[0])
+    return public[0], private

@@ -6,7 +6,7 @@ paper's experiments, its trunk depth in fig. 3 and its sparse setting in
 fig. 4 (root move, trunk depth, and the sweep's last point: the K heaviest
 histories). Depths are OpenSpiel move numbers (chance moves count).
 `PARTICLE_GAMES`: games beyond the public tree's cap, whose fig. 4 is the
-particle-trunk sweep (`pvf.evaluation.particle_sweep`) with small defaults.
+particle-trunk sweep (`pvf.experiments.particle_sweep`) with small defaults.
 """
 
 from __future__ import annotations

@@ -38,13 +38,10 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
+from pvf.games.walk import Node, child, public_observer, root_node
 from pvf.games.public_tree import (
     DEFAULT_MAX_HISTORIES,
     PublicTree,
-    _child,
-    _Node,
-    _public_observer,
-    _root_node,
     tree_from_records,
 )
 
@@ -62,7 +59,7 @@ def build_particle_tree(
     max_histories: refuse (PvfError) a subgame with more histories than this.
     """
     loaded = game if isinstance(game, LoadedGame) else load_game(game)
-    observer = _public_observer(loaded)
+    observer = public_observer(loaded)
     if observer is None:
         raise PvfError(
             f"{loaded.game_string} has no public observer; particle subgames need one to name public states"
@@ -87,14 +84,14 @@ def _walk(
     toward: dict[tuple[int, ...], set[int]],
     depth_limit: int | None,
     max_histories: int,
-) -> Iterator[tuple[int, int, _Node, float]]:
+) -> Iterator[tuple[int, int, Node, float]]:
     """(parent, action, node, chance_prob) depth first, children in action order (steps 1–2).
 
     Only the states on the current path are alive, so memory does not grow
     with the subgame. Above the particles a node has the children leading to
     particles; at and below a particle, all of them (down to the depth limit).
     """
-    stack: list[tuple[int, int, tuple[int, ...], _Node, float, bool]] = [(-1, -1, (), _root_node(loaded), 1.0, () in particles)]
+    stack: list[tuple[int, int, tuple[int, ...], Node, float, bool]] = [(-1, -1, (), root_node(loaded), 1.0, () in particles)]
     count = 0
     while stack:
         parent, action, path, node, prob, below = stack.pop()
@@ -124,10 +121,10 @@ def _walk(
             children += [(a, _edge_probability(node, a, loaded.game_string, path)) for a in sorted(toward[path]) if a not in known]
         for a, p in sorted(children, reverse=True):
             child_path = path + (a,)
-            stack.append((me, a, child_path, _child(node, a, loaded.simultaneous), float(p), below or child_path in particles))
+            stack.append((me, a, child_path, child(node, a, loaded.simultaneous), float(p), below or child_path in particles))
 
 
-def _edge_probability(node: _Node, action: int, game_string: str, path: tuple[int, ...]) -> float:
+def _edge_probability(node: Node, action: int, game_string: str, path: tuple[int, ...]) -> float:
     """Chance probability of `action` at `node` (1 at a player's node); PvfError if it is not playable."""
     state = node.state
     path = path + (action,)

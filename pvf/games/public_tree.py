@@ -35,6 +35,7 @@ import pyspiel
 
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
+from pvf.games.walk import Node, child, node_at, public_observer, root_node
 
 CHANCE = -1
 TERMINAL = -4
@@ -42,13 +43,6 @@ DEFAULT_MAX_HISTORIES = 2_000_000
 # A game whose estimated size exceeds the cap this many times over is refused before enumeration;
 # the estimate's spread on the games we know is well within a factor of 10 (tests/games/test_public_tree.py).
 ESTIMATE_MARGIN = 10.0
-
-
-@dataclass(eq=False)
-class _Node:
-    state: pyspiel.State  # state of the sequential (turn-based) game
-    original: pyspiel.State  # state of the original game (the same object if sequential)
-    pending: int  # player 1's bid waiting for player 2 in a simultaneous round, else -1
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,63 +148,23 @@ class PublicTree:
         """The original-game state of a history (for a simultaneous game, the round's start)."""
         return self._node_at(history).original
 
-    def _node_at(self, history: int) -> _Node:
+    def _node_at(self, history: int) -> Node:
         path = []
         h = history
         while self.parent[h] >= 0:
             path.append(int(self.action[h]))
             h = int(self.parent[h])
-        node = _root_node(self.loaded)
-        for a in reversed(path):
-            node = _child(node, a, self.loaded.simultaneous)
-        return node
+        return node_at(self.loaded, path[::-1])
 
 
-def _root_node(loaded: LoadedGame) -> _Node:
-    state = loaded.sequential.new_initial_state()
-    original = loaded.original.new_initial_state() if loaded.simultaneous else state
-    return _Node(state, original, -1)
-
-
-def _child(node: _Node, action: int, simultaneous: bool) -> _Node:
-    state = node.state.child(action)
-    if not simultaneous:
-        return _Node(state, state, -1)
-    orig = node.original
-    if orig.is_chance_node():
-        return _Node(state, orig.child(action), -1)
-    if node.pending < 0:  # player 1 bid; the original state waits for player 2
-        return _Node(state, orig, action)
-    nxt = orig.clone()
-    nxt.apply_actions([node.pending, action])
-    return _Node(state, nxt, -1)
-
-
-def _public_observer(loaded: LoadedGame):
-    """A perfect-recall public-only observer of the original game, or None."""
-    from open_spiel.python.observation import make_observation
-
-    try:
-        obs = make_observation(
-            loaded.original,
-            pyspiel.IIGObservationType(
-                perfect_recall=True, public_info=True, private_info=pyspiel.PrivateInfoType.NONE
-            ),
-        )
-        obs.string_from(loaded.original.new_initial_state(), 0)
-        return obs
-    except Exception:  # the game offers no such observer
-        return None
-
-
-def _enumerate(loaded: LoadedGame, max_histories: int) -> Iterator[tuple[int, int, _Node, float]]:
+def _enumerate(loaded: LoadedGame, max_histories: int) -> Iterator[tuple[int, int, Node, float]]:
     """Yield (parent, action, node, chance_prob) breadth first.
 
     Histories are counted when generated, not when yielded, so the queue
     (the frontier) is bounded by the cap too: at most `max_histories`
     histories ever exist, and the cap error comes before memory runs out.
     """
-    queue: deque[tuple[int, int, _Node, float]] = deque([(-1, -1, _root_node(loaded), 1.0)])
+    queue: deque[tuple[int, int, Node, float]] = deque([(-1, -1, root_node(loaded), 1.0)])
     count = 1
     me = 0
     while queue:
@@ -226,7 +180,7 @@ def _enumerate(loaded: LoadedGame, max_histories: int) -> Iterator[tuple[int, in
             if count > max_histories:
                 raise GameTooLarge(loaded, max_histories)
             for a, p in edges:
-                queue.append((me, a, _child(node, a, loaded.simultaneous), p))
+                queue.append((me, a, child(node, a, loaded.simultaneous), p))
         me += 1
 
 
@@ -267,11 +221,11 @@ def build_public_tree(game: str | LoadedGame, max_histories: int = DEFAULT_MAX_H
     estimate = estimate_histories(loaded)
     if estimate > ESTIMATE_MARGIN * max_histories:
         raise GameTooLarge(loaded, max_histories, estimate)
-    return tree_from_records(loaded, _enumerate(loaded, max_histories), _public_observer(loaded))
+    return tree_from_records(loaded, _enumerate(loaded, max_histories), public_observer(loaded))
 
 
 def tree_from_records(
-    loaded: LoadedGame, records: Iterable[tuple[int, int, _Node, float]], observer: object | None
+    loaded: LoadedGame, records: Iterable[tuple[int, int, Node, float]], observer: object | None
 ) -> PublicTree:
     """A PublicTree from (parent, action, node, chance_prob) records, parents before children.
 

@@ -6,8 +6,8 @@ the Theorem 4 construction linking the two.
 """
 
 from pvf.nets.mlp import build_mlp
-from pvf.nets.particle import ParticleVF
-from pvf.nets.positional import PositionalVF
+from pvf.nets.deep_sets import ParticleVF
+from pvf.nets.positional_mlp import PositionalVF
 from pvf.nets.theorem4 import particle_from_positional
 
 __all__ = ["ParticleVF", "PositionalVF", "build_mlp", "particle_from_positional"]

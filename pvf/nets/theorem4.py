@@ -24,8 +24,8 @@ import torch
 from torch import Tensor
 
 from pvf.nets.mlp import hidden_size
-from pvf.nets.particle import ParticleVF
-from pvf.nets.positional import PositionalVF
+from pvf.nets.deep_sets import ParticleVF
+from pvf.nets.positional_mlp import PositionalVF
 
 
 def particle_from_positional(pos: PositionalVF, features: Tensor, slot_of: Tensor) -> ParticleVF:

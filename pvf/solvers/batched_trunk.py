@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_exploitability import TrunkExploitability
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP

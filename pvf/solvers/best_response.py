@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.solvers.cfr_plus import Frozen, check_beliefs
+from pvf.solvers.interface import Frozen, check_beliefs
 from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.sequence_ops import best_response_values, constrained_best_response_values, realization_plan
 

@@ -1,6 +1,6 @@
 """Leaf evaluators of a trunk: counterfactual values of the leaf infostates from their reaches.
 
-Every evaluator implements `pvf.solvers.cfr_plus.LeafEvaluator`:
+Every evaluator implements `pvf.solvers.interface.LeafEvaluator`:
 `evaluator(reach1 [B, J1], reach2 [B, J2]) -> (cfv1 [B, J1], cfv2 [B, J2])`
 over all leaf public states of the trunk at once (the tree's enumeration
 per leaf public state, concatenated). Values are counterfactual values

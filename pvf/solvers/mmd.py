@@ -40,7 +40,7 @@ solve at once) is several independent games: s and the belief scale are
 taken per root public state, so each subgame follows exactly the iterates
 it would follow alone.
 
-Result. `mmd` returns a `CFRResult` whose *average_* fields hold the last
+Result. `mmd` returns a `SolverResult` whose *average_* fields hold the last
 iterate (MMD's solution, nothing is averaged): `average_strategy` ==
 `current_strategy` is the current behaviour strategy, `average_realization`
 its realization plan, and `root_values` == `current_root_values` its root
@@ -57,7 +57,7 @@ from typing import Callable
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.solvers.cfr_plus import CFRResult, Frozen, LeafEvaluator, _Leaves, check_beliefs, profile_root_values
+from pvf.solvers.interface import Frozen, LeafEvaluator, LeafQueries, SolverResult, check_beliefs, profile_root_values
 from pvf.solvers.sequence_form import PlayerSequences, SequenceGame
 from pvf.solvers.sequence_ops import realization_plan, uniform_strategy
 
@@ -247,7 +247,7 @@ def mmd(
     leaf_evaluator: LeafEvaluator | None = None,
     callback: Callable[[int], None] | None = None,
     schedule: Schedule | None = None,
-) -> CFRResult:
+) -> SolverResult:
     """Run `iterations` of MMD on `game` for a batch of root beliefs; the result holds the last iterate.
 
     root_beliefs: (b1 [B, R1], b2 [B, R2]) reaches of the root infostates; None for the full game.
@@ -262,7 +262,7 @@ def mmd(
     b1, b2 = check_beliefs(game, root_beliefs)
     B = b1.shape[1]
     p1, p2 = game.players
-    leaves = _Leaves(game, leaf_evaluator)
+    leaves = LeafQueries(game, leaf_evaluator)
     parts = [None if f is None or not np.any(f.mask) else _FrozenPart(p, f, B) for p, f in zip(game.players, frozen)]
     comps = _Components(game)
     scale = comps.payoff_scale[:, None]  # [K, 1]
@@ -300,4 +300,4 @@ def mmd(
         if callback is not None:
             callback(t)
     root, value = profile_root_values(game, strat, (b1, b2), leaves)
-    return CFRResult.from_columns(strat, (x, y), strat, root, root, value, iterations)
+    return SolverResult.from_columns(strat, (x, y), strat, root, root, value, iterations)

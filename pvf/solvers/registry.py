@@ -2,7 +2,7 @@
 
 `get_solver(name)` returns a callable
     solver(game, iterations, root_beliefs=None, frozen=(None, None),
-           leaf_evaluator=None, callback=None) -> CFRResult
+           leaf_evaluator=None, callback=None) -> SolverResult
 so that dataset targets, trunk solving and `pvf solve` choose a solver by
 name. "cfr+": CFR+, whose solution is the *average* profile (the result's
 `current_root_values` hold the last iterate). "mmd": magnetic mirror
@@ -13,29 +13,14 @@ fields both hold it); its schedule is a parameter of `get_solver`.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable, Protocol
-
-import numpy as np
 
 from pvf.errors import PvfError
-from pvf.solvers.cfr_plus import CFRResult, Frozen, LeafEvaluator, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import Solver
 from pvf.solvers.mmd import Schedule, mmd
-from pvf.solvers.sequence_form import SequenceGame
 
 DEFAULT_SOLVER = "cfr+"
 SOLVER_NAMES = ("cfr+", "mmd")
-
-
-class Solver(Protocol):
-    def __call__(
-        self,
-        game: SequenceGame,
-        iterations: int,
-        root_beliefs: tuple[np.ndarray, np.ndarray] | None = None,
-        frozen: tuple[Frozen | None, Frozen | None] = (None, None),
-        leaf_evaluator: LeafEvaluator | None = None,
-        callback: Callable[[int], None] | None = None,
-    ) -> CFRResult: ...
 
 
 def get_solver(name: str, schedule: Schedule | None = None) -> Solver:

@@ -10,7 +10,7 @@ The setting, `sparse_setting(tree, root_move, depth)`:
      of the round). Each weighs w(h) = π_c(h)·π*₁(h)·π*₂(h); those in π*'s
      support are kept (Leduc: 290, as the authors; Goofspiel-5: 102 with
      1,000 iterations, 87 with 2,000, 67 with 64,000, where the authors
-     report 60; `scripts/support_size.py`).
+     report 60; `pvf/experiments/support_size.py`).
   3. The evaluation trunk is rooted at a chance node over all support
      histories with weights w (π* made common knowledge, no gadget, weights
      not renormalised) and has its leaves at move number `depth`; trunk
@@ -66,7 +66,8 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
-from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import realization_plan
 from pvf.solvers.trunk_exploitability import (

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvf.solvers.best_response import best_response_value
-from pvf.solvers.cfr_plus import Frozen, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import Frozen
 from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.trunk_exploitability import checked_inputs
 

@@ -33,9 +33,10 @@ from typing import Callable
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.public_tree import TERMINAL, PublicTree
-from pvf.solvers.cfr_plus import LeafEvaluator, cfr_plus
-from pvf.solvers.registry import Solver
+from pvf.games.public_tree import TERMINAL, PublicTree, build_public_tree
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.interface import Solver
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
 from pvf.solvers.trunk_exploitability import (
@@ -118,7 +119,7 @@ class TrunkResult:
 
 
 def build_trunk(
-    tree: PublicTree,
+    tree: PublicTree | str,
     depth: int,
     root_public_state: int | None = None,
     root_beliefs: tuple[np.ndarray, np.ndarray] | None = None,
@@ -127,12 +128,15 @@ def build_trunk(
 ) -> Trunk:
     """The trunk of move-number depth `depth` rooted at a PBS or at a chance node.
 
+    tree: the game's public tree, or a game string or alias (`pvf.games.paper`) to enumerate.
     root_public_state, root_beliefs: the root PBS (default: the initial state
         with beliefs 1); beliefs (b1 [R1], b2 [R2]) in the public state's
         enumeration of infostates.
     root_histories, root_weights: [H0] instead, a chance node over these
         histories with these weights (not renormalised); beliefs are then 1.
     """
+    if isinstance(tree, str):
+        tree = build_public_tree(tree)
     if root_histories is not None and (root_public_state is not None or root_beliefs is not None):
         raise PvfError("root a trunk either at a public state (with beliefs) or at root histories, not both")
     game = build_sequence_game(tree, root_public_state, depth, root_histories, root_weights)

@@ -4,7 +4,7 @@
 handed an architecture (`pvf.valuefn`), builds its net (`module.net`) for
 the file's layout (`module.layout`) and lets the architecture encode the
 rows; `pvf train` (`pvf.trainers.cli`) is the LightningCLI. Trained nets
-are read back by `pvf.valuefn.load_value_function`, weights only.
+are read back by `pvf.valuefn.load_checkpoint`, weights only.
 """
 
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk

@@ -33,27 +33,27 @@ from typing import Iterator
 
 import torch
 
-_in_process = False
+flushing_in_process = False
 _depth = threading.local()  # nesting depth of flush_denormals() in each thread
 
 
 def flush_denormals_in_process() -> bool:
     """Flush denormals in this thread from now on (and in threads it starts); False where the CPU cannot."""
-    global _in_process
-    _in_process = torch.set_flush_denormal(True)
-    return _in_process
+    global flushing_in_process
+    flushing_in_process = torch.set_flush_denormal(True)
+    return flushing_in_process
 
 
 @contextlib.contextmanager
 def flush_denormals() -> Iterator[None]:
     """Flush denormals in the calling thread within the block (a no-op where the CPU cannot)."""
     depth = getattr(_depth, "value", 0)
-    if depth == 0 and not _in_process:
+    if depth == 0 and not flushing_in_process:
         torch.set_flush_denormal(True)
     _depth.value = depth + 1
     try:
         yield
     finally:
         _depth.value = depth
-        if depth == 0 and not _in_process:
+        if depth == 0 and not flushing_in_process:
             torch.set_flush_denormal(False)

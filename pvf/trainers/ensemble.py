@@ -33,7 +33,7 @@ members take each training step together:
      (`pvf.trainers.graph_step`; `cuda_graph=False` turns it off).
   4. Member losses are kept on the device (`[steps, S]`, no host sync in
      the step loop); `save_members` writes each member as the checkpoint
-     `pvf train` writes (`load_value_function` and Lightning's
+     `pvf train` writes (`load_checkpoint` and Lightning's
      `load_from_checkpoint` read it), and `state_dict` / `load_state_dict`
      hold the whole training state (weights, Adam, samplers, step) so a
      killed run can continue.

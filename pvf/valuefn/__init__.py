@@ -7,11 +7,11 @@
 - `positional`, `particle`, `attention`: the architectures; `registry` names them.
 - `leaves`: a trunk's leaves as PBSs; `evaluator`: a net as the trunk's leaf
   evaluator (the callback `pvf.solvers` takes).
-- `checkpoint`: `load_value_function`, weights only.
+- `checkpoint`: `load_checkpoint`, weights only.
 """
 
 from pvf.valuefn.architecture import Architecture
-from pvf.valuefn.checkpoint import ValueFunctionMeta, load_value_function
+from pvf.valuefn.checkpoint import ValueFunctionMeta, load_checkpoint
 from pvf.valuefn.evaluator import NetworkEvaluator
 from pvf.valuefn.registry import ARCHITECTURES, architecture, architecture_class
 
@@ -22,5 +22,5 @@ __all__ = [
     "ValueFunctionMeta",
     "architecture",
     "architecture_class",
-    "load_value_function",
+    "load_checkpoint",
 ]

@@ -1,4 +1,4 @@
-"""The attention architecture: the particle encoding with a set transformer (`pvf.nets.attention`).
+"""The attention architecture: the particle encoding with a set transformer (`pvf.nets.set_transformer`).
 
 Same inputs as the Deep-Sets particle net (`pvf.valuefn.particle.ParticleEncoding`:
 padded, masked particles of [belief, public, private, player one-hot]);
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pvf.datasets.layout import DataLayout
-from pvf.nets.attention import AttentionVF
+from pvf.nets.set_transformer import AttentionVF
 from pvf.valuefn.particle import ParticleEncoding, particle_feature_dim
 
 

@@ -7,7 +7,7 @@ python and it carries a `"pvf"` entry:
     {"format": "pvf.value_function", "version": 1, "architecture": NAME,
      "config": net.config, "layout": DataLayout.to_dict(), "pvf_version": ...}
 
-NAME is a key of `pvf.valuefn.registry.ARCHITECTURES`. `load_value_function`
+NAME is a key of `pvf.valuefn.registry.ARCHITECTURES`. `load_checkpoint`
 rebuilds the net from `config` (`architecture.net_class.from_config`), loads
 the `net.*` weights of `state_dict`, and refuses (PvfError, one line) a
 file that is no such checkpoint, and a game or data layout other than the
@@ -74,7 +74,7 @@ def value_function_meta(architecture: str, net: nn.Module, layout: DataLayout) -
     }
 
 
-def load_value_function(
+def load_checkpoint(
     path: str | Path,
     expect_game: str | None = None,
     expect_layout: DataLayout | dict[str, Any] | None = None,

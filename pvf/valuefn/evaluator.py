@@ -1,7 +1,7 @@
 """A trained value network as a trunk's leaf evaluator (the callback `pvf.solvers` asks for).
 
 `NetworkEvaluator(trunk, net, architecture, layout, features)` implements
-`pvf.solvers.cfr_plus.LeafEvaluator`:
+`pvf.solvers.interface.LeafEvaluator`:
 `evaluator(reach1 [B, J1], reach2 [B, J2]) -> (cfv1 [B, J1], cfv2 [B, J2])`.
 Per query:
   1. the reaches become one row per problem (`TrunkLeaves.flat`),

@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
-from pvf.nets.particle import ParticleVF
+from pvf.nets.deep_sets import ParticleVF
 from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
 from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, particle_features, positions

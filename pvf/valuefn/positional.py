@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
-from pvf.nets.positional import PositionalVF
+from pvf.nets.positional_mlp import PositionalVF
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
 from pvf.valuefn.encoding import PbsRows, input_slot, normalized_rows
 from pvf.valuefn.leaves import TrunkLeaves

@@ -84,8 +84,8 @@ def test_cap_is_exact_and_bounds_the_frontier(monkeypatch):
     """Histories are counted when generated: no more than the cap ever exist, queue included."""
     assert build_public_tree("kuhn_poker", max_histories=58).num_histories == 58
     made = []
-    child = public_tree._child
-    monkeypatch.setattr(public_tree, "_child", lambda *a: made.append(1) or child(*a))
+    child = public_tree.child
+    monkeypatch.setattr(public_tree, "child", lambda *a: made.append(1) or child(*a))
     with pytest.raises(PvfError, match="more than 57 histories"):
         build_public_tree("kuhn_poker", max_histories=57)
     assert len(made) < 57

@@ -3,7 +3,7 @@
 1. Permuting the particles permutes the values (and nothing else).
 2. Padding particles, whatever their beliefs and features, change no real
    particle's value and get value 0.
-(Trained, it beats the constant evaluator: tests/evaluation/test_attention_training.py.)
+(Trained, it beats the constant evaluator: tests/experiments/test_attention_training.py.)
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pvf.nets.attention import AttentionVF
+from pvf.nets.set_transformer import AttentionVF
 
 F, FP = 9, 4
 

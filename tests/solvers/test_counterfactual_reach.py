@@ -5,7 +5,7 @@ import pytest
 
 from pvf.datasets.particle_children import induced_subgames
 from pvf.datasets.sampling import SamplingConfig
-from pvf.evaluation.particle_sweep import particle_trunk_setting
+from pvf.experiments.particle_sweep import particle_trunk_setting
 from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk

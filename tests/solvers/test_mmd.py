@@ -9,7 +9,8 @@ from open_spiel.python.algorithms.mmd_dilated import MMDDilatedEnt
 
 from pvf.solvers import get_solver
 from pvf.solvers.best_response import nash_conv
-from pvf.solvers.cfr_plus import Frozen, cfr_plus
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import Frozen
 from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.mmd import Schedule, make_schedule, mmd, payoff_scale
 from pvf.solvers.sequence_form import build_sequence_game
@@ -202,8 +203,8 @@ def test_registry_and_schedule_errors():
 
 
 def test_cfr_plus_current_strategy_has_the_current_root_values(leduc):
-    """CFRResult.current_strategy is the last iterate whose root values CFR+ reports."""
-    from pvf.solvers.cfr_plus import profile_root_values
+    """SolverResult.current_strategy is the last iterate whose root values CFR+ reports."""
+    from pvf.solvers.interface import profile_root_values
 
     game, beliefs = _subgame_and_beliefs(leduc, np.random.default_rng(4), 2)
     result = cfr_plus(game, 20, root_beliefs=beliefs)

@@ -90,7 +90,7 @@ def test_a_positional_network_reads_the_enumerated_slots_on_a_particle_tree(sett
     """A positional net's inputs are slots of the enumerated tree; on the particle tree they come from
     `enumerated_slots` (infostate strings), and the sweep's figures equal the enumerated tree's to 1e-9."""
     from pvf.datasets.layout import DataLayout
-    from pvf.evaluation.positional_slots import enumerated_slots
+    from pvf.experiments.positional_slots import enumerated_slots
     from pvf.nets import PositionalVF
     from pvf.valuefn.evaluator import NetworkEvaluator
     from pvf.valuefn.registry import ARCHITECTURES

@@ -8,7 +8,7 @@ from pvf.games.features import build_feature_tables
 from pvf.datasets.layout import DataLayout
 from pvf.nets import ParticleVF
 from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
-from pvf.solvers.cfr_plus import profile_root_values
+from pvf.solvers.interface import profile_root_values
 from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import uniform_strategy

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pvf.cli import main
-from pvf.valuefn.checkpoint import load_value_function
+from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.trainers.cli import train_main
 from pvf.trainers.module import ValueFunctionModule
 
@@ -61,7 +61,7 @@ def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, mo
     last = next(run.glob("tensorboard/version_0/checkpoints/last.ckpt"))
     assert (run / "tensorboard" / "version_0" / "config.yaml").is_file()
     assert (run / "csv" / "version_0" / "metrics.csv").is_file()
-    net, meta = load_value_function(last, expect_game="leduc_poker")
+    net, meta = load_checkpoint(last, expect_game="leduc_poker")
     assert meta.layout.target == "current"
     assert meta.architecture == name.split("_")[1]
     module = ValueFunctionModule.load_from_checkpoint(last, weights_only=True)

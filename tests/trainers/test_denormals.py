@@ -19,9 +19,9 @@ def flag_off(monkeypatch: pytest.MonkeyPatch):
     """The thread's flag off and no process-wide flushing (an in-process `pvf` command may have set it)."""
     if not torch.set_flush_denormal(True):
         pytest.skip("this CPU cannot flush denormals")
-    before = denormals._in_process
+    before = denormals.flushing_in_process
     torch.set_flush_denormal(False)
-    monkeypatch.setattr(denormals, "_in_process", False)
+    monkeypatch.setattr(denormals, "flushing_in_process", False)
     yield
     torch.set_flush_denormal(before)
 

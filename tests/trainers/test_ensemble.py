@@ -8,7 +8,7 @@ import torch
 from pvf.datasets.layout import DataLayout
 from pvf.trainers.ensemble import EnsembleTrainer, build_member, member_data, separate_run
 from pvf.trainers.module import ValueFunctionModule
-from pvf.valuefn.checkpoint import load_value_function
+from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.valuefn.registry import ARCHITECTURES
 
 STEPS = 50
@@ -78,7 +78,7 @@ def test_paper_sized_members_with_cosine_schedule(leduc_files, architecture):
 
 @pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_path):
-    """Each member loads with load_value_function and Lightning, and computes what the ensemble computes."""
+    """Each member loads with load_checkpoint and Lightning, and computes what the ensemble computes."""
     trainer = EnsembleTrainer.from_files(leduc_files, architecture, SEEDS, 5, batch_size=16, **SMALL[architecture])
     trainer.fit()
     paths = [tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))]
@@ -89,7 +89,7 @@ def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_pa
         values, _, _ = trainer.nets.apply_rows(predict, batch)
     rows = batch["public"].shape[0] // len(SEEDS)
     for k, path in enumerate(paths):
-        net, meta = load_value_function(path, expect_game="leduc_poker")
+        net, meta = load_checkpoint(path, expect_game="leduc_poker")
         assert meta.architecture == architecture and meta.layout == DataLayout.from_file(leduc_files[k])
         member = {key: v[k * rows : (k + 1) * rows] for key, v in batch.items()}
         with torch.no_grad():
@@ -142,7 +142,7 @@ def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_
     ], dim=1)
     assert (resumed.losses - reference).abs().max() < 1e-6
     resumed.save_members([tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))])
-    load_value_function(tmp_path / "m0.ckpt")
+    load_checkpoint(tmp_path / "m0.ckpt")
 
 
 def test_cuda_graph_needs_cuda_and_preloaded_data(leduc_files):

@@ -9,7 +9,7 @@ import pytorch_lightning as pl
 import torch
 
 from pvf.errors import PvfError
-from pvf.valuefn.checkpoint import load_value_function
+from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.datasets.layout import DataLayout
 from pvf.trainers.module import ValueFunctionModule
@@ -49,7 +49,7 @@ def test_lightning_checkpoint_loads_weights_only(trained):
 
 def test_round_trip_gives_the_same_values(trained):
     module, dm, path = trained
-    net, meta = load_value_function(path, expect_game="leduc", expect_layout=dm.layout)
+    net, meta = load_checkpoint(path, expect_game="leduc", expect_layout=dm.layout)
     assert meta.architecture == module.architecture.name
     assert meta.layout == module.layout == dm.layout
     assert meta.config == module.net.config
@@ -73,10 +73,10 @@ def test_lightning_reload_rebuilds_the_module(trained):
 def test_wrong_game_is_one_line_error(trained, kuhn_file):
     _, _, path = trained
     with pytest.raises(PvfError, match="trained on 'leduc_poker', not 'kuhn_poker'") as err:
-        load_value_function(path, expect_game="kuhn_poker")
+        load_checkpoint(path, expect_game="kuhn_poker")
     assert "\n" not in str(err.value)
     with pytest.raises(PvfError, match="trained on 'leduc_poker'"):
-        load_value_function(path, expect_layout=DataLayout.from_file(kuhn_file))
+        load_checkpoint(path, expect_layout=DataLayout.from_file(kuhn_file))
 
 
 def test_slot_layout_matters_only_to_the_positional_net(trained):
@@ -84,17 +84,17 @@ def test_slot_layout_matters_only_to_the_positional_net(trained):
     other = dataclasses.replace(dm.layout, max_slots=(6, 6), depth=5)
     if module.architecture.name == "positional":
         with pytest.raises(PvfError, match="slots"):
-            load_value_function(path, expect_layout=other)
+            load_checkpoint(path, expect_layout=other)
     else:
-        load_value_function(path, expect_layout=other)
+        load_checkpoint(path, expect_layout=other)
     with pytest.raises(PvfError, match="features"):
-        load_value_function(path, expect_layout=dataclasses.replace(dm.layout, private_dim=7))
+        load_checkpoint(path, expect_layout=dataclasses.replace(dm.layout, private_dim=7))
 
 
 def test_foreign_files_are_refused(tmp_path):
     plain = tmp_path / "plain.pt"
     torch.save({"state_dict": {}}, plain)
     with pytest.raises(PvfError, match="no pvf value function"):
-        load_value_function(plain)
+        load_checkpoint(plain)
     with pytest.raises(PvfError, match="no checkpoint"):
-        load_value_function(tmp_path / "missing.ckpt")
+        load_checkpoint(tmp_path / "missing.ckpt")

@@ -1,0 +1,423 @@
+"""`pvf reproduce fig3|fig4`: the paper's experiments end to end, from Python APIs.
+
+Figure 3 (per game; Leduc trunk depth 7, Goofspiel-5 depth 2), per seed s:
+  1. generate the PBS dataset with seed s (`pvf.datasets.generate`; a
+     finished file of the same spec is reused, an interrupted one resumed);
+  2. train each architecture (default: the positional and the particle
+     net; any registered one, `pvf.valuefn.registry`) on it (seed s) with
+     trunk exploitability measured every `eval_every` steps (`training`);
+  3. write `fig3-<game>.csv` (one row per measurement) and
+     `fig3-<game>.png` (mean ± std over seeds against training steps).
+Figure 4 (per game; Leduc roots at move 5, trunk to 7; Goofspiel-5 roots at
+move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
+  1–2. dataset and particle net as above (reused when fig. 3 made them);
+  3. the sparse sweep with the net and tie-breaking seed s
+     (`sparse_sweep`); then `fig4-<game>.csv` (mean ± std per point),
+     `fig4-<game>-runs.csv` (one row per net and point; the net named by
+     its checkpoint's path under `out`) and `fig4-<game>.png` with the
+     uniform line.
+     Other particle architectures (e.g. attention) get the same files with
+     `-<architecture>` after the game.
+Games beyond the public tree's cap (`pvf.games.paper.PARTICLE_GAMES`:
+goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig4`):
+  1. a particle dataset at the trunk's depth (K = 32 particles per sample,
+     `particles` samples: default the game's, 4,000 for Goofspiel-8 and
+     8,000 for Goofspiel-13), seed = the first seed;
+  2. one particle network trained on it (`particle_steps`, default 4,000,
+     the weights of the lowest validation loss kept), no trunk measured:
+     one Lightning run (`train_value_function`), not an ensemble;
+  3. the particle-trunk sweep (`pvf.experiments.particle_sweep`) over K
+     (default 1, 4, 16, 64; Goofspiel-13 also 256) and the seeds (reference trunk ids),
+     uniform against the oracle and the network: `fig4-<game>.csv`,
+     `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
+File names carry the parameters that make them (trunks, CFR+ iterations,
+seed, steps), so a rerun with the same options reuses finished work.
+By default the seeds of one network are trained together as an ensemble
+(`pvf.trainers.ensemble_training`: one batched step for all seeds, their
+trunk exploitabilities in one batched solve, the training state saved so
+that a killed rerun continues); `separate_runs` trains one Lightning run
+per seed instead. Either way the runs are independent once the datasets
+exist: with `jobs` > 1 they (ensembles: one per network) run in that many
+spawned processes (`pvf.trainers.processes`: the parent's torch thread
+count; stopped with the parent, by Ctrl-C, SIGTERM or SIGKILL), and the
+results are collected in the same order as sequentially. On a CPU each
+ensemble is then split into up to `jobs` parts of consecutive seeds
+(`split_ensembles`), so that a single network's seeds (fig. 4) use every core
+and networks of unequal cost (fig. 3) finish together; a part trains its
+members as the whole would (members are independent; only batched
+products may round differently). A saved state is resumed in the parts
+it was saved in, whatever `jobs` is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from pvf.datasets.generate import generate
+from pvf.datasets.particle_generate import generate_particles, positional_inputs
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.errors import PvfError
+from pvf.datasets.spec import GenerationSpec
+from pvf.valuefn.network import load_value_function
+from pvf.experiments.particle_sweep import ORACLE, SweepEvaluator, check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.experiments.particle_sweep import summarize as particle_summary
+from pvf.experiments.plots import plot_sparse, plot_training
+from pvf.trainers.ensemble_training import train_ensemble
+from pvf.trainers.processes import run_in_processes
+from pvf.experiments.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
+from pvf.trainers.training import TrainingRun, train_value_function
+from pvf.games.features import build_feature_tables
+from pvf.games.loading import load_game
+from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
+from pvf.games.public_tree import build_public_tree
+from pvf.outputs import output_lock
+from pvf.results import write_csv
+from pvf.solvers.sparse_trunks import sparse_setting
+from pvf.trainers.member_groups import group_bounds
+
+# Short names used on the command line and in file names.
+GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
+FIG3_ARCHITECTURES = ("positional", "particle")
+FIG4_ARCHITECTURES = ("particle",)
+
+
+@dataclass(frozen=True)
+class ReproduceConfig:
+    """Options of a reproduction run (paper scale by default).
+
+    out: directory for data/, checkpoints/ and the figures.
+    games: short names from GAMES.
+    architectures: registry names; None = the paper's (fig. 3: positional and
+        particle; fig. 4: particle).
+    seeds: the seeds s (each: its own dataset, training run and tie-breaking).
+    trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
+    solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
+    target: the profile trained on, "average" or "current" (CFR+'s last
+        iterate, stored in every file; "-current" in checkpoint names).
+    max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
+    iterations: CFR+ iterations in every trunk (paper: 100).
+    workers: dataset-generation processes.
+    jobs: training runs at once (processes; 1 = in this process).
+    accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
+    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
+    separate_runs: one Lightning run per seed instead of one ensemble per network.
+    cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
+    group_size: members of an ensemble trained together (`pvf.trainers.member_groups`; None: by
+        the members' size, all on a GPU).
+    fractions, equilibrium_iterations: the sparse sweep.
+    particle_trunks, particle_steps, draws: particle games' dataset size,
+        training steps and sweep K; None = the game's defaults (PARTICLE_GAMES).
+    save_policy: particle games also write fig4-<game>-policy.json.
+    """
+
+    out: Path
+    games: tuple[str, ...] = ("leduc", "goofspiel5")
+    architectures: tuple[str, ...] | None = None
+    seeds: tuple[int, ...] = tuple(range(10))
+    trunks: int = 1000
+    cfr_iterations: int = 100
+    solver: str = "cfr+"
+    target: str = "average"
+    max_steps: int = 131072
+    eval_every: int = 64
+    batch_size: int = 64
+    iterations: int = 100
+    workers: int = 1
+    jobs: int = 1
+    accelerator: str = "cpu"
+    lr_schedule: str = "constant"
+    separate_runs: bool = False
+    cuda_graph: bool = True
+    group_size: int | None = None
+    fractions: tuple[float, ...] = DEFAULT_FRACTIONS
+    equilibrium_iterations: int = 1000
+    progress: bool = False
+    particle_trunks: int | None = None
+    particle_steps: int | None = None
+    draws: tuple[int, ...] | None = None
+    save_policy: bool = False
+
+
+def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
+    """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
+    summary: dict[str, Any] = {}
+    for game in config.games:
+        if game in PARTICLE_GAMES:
+            raise PvfError(f"fig3 needs the public tree, which {game} exceeds; it has fig4 (particle trunks) only")
+        data = {seed: ensure_dataset(config, game, PAPER_GAMES[game].fig3_depth, seed) for seed in config.seeds}
+        keys = [(seed, arch) for seed in config.seeds for arch in (config.architectures or FIG3_ARCHITECTURES)]
+        runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
+        rows: list[dict[str, Any]] = []
+        for (seed, arch), run in zip(keys, runs):
+            rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
+        csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
+        write_csv(rows, csv_path)
+        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})")
+        summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
+    return summary
+
+
+def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
+    """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
+    summary: dict[str, Any] = {}
+    for game in config.games:
+        if game in PARTICLE_GAMES:
+            summary[game] = reproduce_particle_fig4(config, PARTICLE_GAMES[game])
+            continue
+        paper = PAPER_GAMES[game]
+        root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
+        tree = build_public_tree(GAMES[game])
+        setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
+        features = build_feature_tables(tree)
+        points = sweep_points(config.fractions, min_count)
+        uniform = uniform_reference(setting)
+        data = [ensure_dataset(config, game, depth, seed) for seed in config.seeds]
+        for arch in config.architectures or FIG4_ARCHITECTURES:
+            runs = _train_all(config, [(d, arch, seed, config.max_steps) for d, seed in zip(data, config.seeds)])
+            rows = []
+            for seed, run in zip(config.seeds, runs):
+                network = load_value_function(run.checkpoint)
+                swept = run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress)
+                where = Path(run.checkpoint).resolve().relative_to(config.out.resolve()).as_posix()  # portable
+                rows.extend(replace(row, network=where) for row in swept)
+            table = summarize(rows, points)
+            name = game if arch == "particle" else f"{game}-{arch}"
+            csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"
+            write_csv(table, csv_path)
+            write_csv(rows, config.out / f"fig4-{name}-runs.csv")
+            plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}"
+                        + ("" if arch == "particle" else f" ({arch})"))
+            summary[name] = {
+                "architecture": arch,
+                "csv": str(csv_path),
+                "png": str(png_path),
+                "support_histories": setting.num_histories,
+                "root_histories": setting.num_root_histories,
+                "uniform_exploitability": uniform["exploitability"],
+                "uniform_root_exploitability": uniform["root_exploitability"],
+                "points": table,
+            }
+    return summary
+
+
+def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict[str, Any]:
+    """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
+    seed = config.seeds[0]
+    loaded = load_game(game.game)
+    check_trunk(loaded, game.root_move, game.depth)
+    spec = ParticleSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
+                        particles=game.particles, cfr_iterations=config.cfr_iterations, seed=seed)
+    data = config.out / "data" / f"{game.name}-d{game.depth}-p{spec.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    generate_particles(spec, data, workers=config.workers, progress=config.progress)
+    steps = config.particle_steps or game.max_steps
+    checkpoint = config.out / "checkpoints" / f"{data.stem}-particle-steps{steps}-b{config.batch_size}.ckpt"
+    history = checkpoint.with_suffix(".csv")
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    if not (checkpoint.exists() and history.exists()):
+        run = train_value_function(data, "particle", checkpoint, seed, steps, None, config.iterations, config.batch_size,
+                                   config.progress, config.accelerator, **dict(game.model_args))
+        write_csv(run.history, history)
+    network = load_value_function(checkpoint, game.game, game.depth)
+
+    def factory(setting):
+        features = build_feature_tables(setting.tree)
+        return lambda trunk: network.evaluator(trunk, features)
+
+    evaluators = {"oracle": ORACLE, "particle VF": SweepEvaluator(factory, game_root=True)}
+    policies: list[dict] | None = [] if config.save_policy else None
+    rows = run_particle_sweep(loaded, game.root_move, game.depth, config.draws or game.draws, config.seeds, evaluators,
+                              iterations=config.iterations, policies=policies)
+    table = particle_summary(rows)
+    csv_path, png_path = config.out / f"fig4-{game.name}.csv", config.out / f"fig4-{game.name}.png"
+    write_csv(table, csv_path)
+    write_csv([r.__dict__ for r in rows], config.out / f"fig4-{game.name}-runs.csv")
+    plot_particle_sweep(table, str(png_path), f"{game.name}: particle trunks, move {game.root_move} to {game.depth}")
+    result = {"architecture": "particle", "csv": str(csv_path), "png": str(png_path), "data": str(data),
+              "checkpoint": str(checkpoint), "positional_inputs": positional_inputs(game.game, game.depth), "points": table}
+    if policies is not None:
+        result["policy"] = str(config.out / f"fig4-{game.name}-policy.json")
+        write_policy_file(result["policy"], game.game, game.root_move, game.depth, "mix", policies)
+    return result
+
+
+def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
+    """The PBS file of (game, depth, seed), generated unless already complete."""
+    variant = "" if config.solver == "cfr+" else f"-{config.solver}"
+    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    spec = GenerationSpec(
+        game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed,
+        solver=config.solver,
+    )
+    generate(spec, path, workers=config.workers, progress=config.progress)
+    return path
+
+
+def _checkpoint(config: ReproduceConfig, data: Path, arch: str, suffix: str = "") -> Path:
+    """Where the run of `arch` on `data` with the config's training options keeps its checkpoint."""
+    stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
+    if config.target != "average":
+        stem += f"-{config.target}"
+    if config.lr_schedule != "constant":
+        stem += f"-{config.lr_schedule}"
+    checkpoint = config.out / "checkpoints" / f"{stem}{suffix}.ckpt"
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    return checkpoint
+
+
+def _measured_every(history: list[dict[str, Any]], eval_every: int, max_steps: int) -> bool:
+    """Whether a finished run's history has a trunk measurement at every multiple of `eval_every` up to `max_steps`.
+
+    A finished network is reused only then: a run measured every 1,024 steps cannot stand in for one asked
+    every 64 (it is retrained; training does not depend on the interval, so the network is the same).
+    """
+    measured = {int(row["step"]) for row in history if row.get("trunk_exploitability") not in (None, "")}
+    return set(range(eval_every, max_steps + 1, eval_every)) <= measured
+
+
+def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
+    """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
+    checkpoint = _checkpoint(config, data, arch)
+    history_path = checkpoint.with_suffix(".csv")
+    with output_lock(checkpoint):  # a concurrent `pvf reproduce` on the same --out is refused, not run twice
+        if checkpoint.exists() and history_path.exists():
+            history = _read_history(history_path)
+            if _measured_every(history, eval_every, config.max_steps):
+                return TrainingRun(str(checkpoint), history)
+        run = train_value_function(
+            data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size,
+            config.progress, config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
+        )
+        write_csv(run.history, history_path)
+        return run
+
+
+def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int = 0) -> list[TrainingRun]:
+    """The (data, architecture, seed, eval_every) runs of one network as one ensemble (members: "-ens" files).
+
+    Finished members are reused when all are; otherwise all train, resuming from the saved state.
+    position: the line of its progress bar (ensembles trained at once each get one).
+    """
+    data, arch, eval_every = [r[0] for r in runs], runs[0][1], runs[0][3]
+    seeds = [r[2] for r in runs]
+    checkpoints = [_checkpoint(config, d, arch, "-ens") for d in data]
+    histories = [c.with_suffix(".csv") for c in checkpoints]
+    with contextlib.ExitStack() as locks:
+        for checkpoint in checkpoints:  # one writer per member, whatever ensemble another process put it in
+            locks.enter_context(output_lock(checkpoint))
+        if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
+            finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
+            if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
+                return finished
+        state = ensemble_state_path(config, runs)
+        trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations,
+                                 config.batch_size, _device(config), state, target=config.target,
+                                 cuda_graph=None if config.cuda_graph else False, group_size=config.group_size,
+                                 progress=config.progress, position=position, lr_schedule=config.lr_schedule)
+        for run, history in zip(trained, histories):
+            write_csv(run.history, history)
+        state.unlink(missing_ok=True)
+        return trained
+
+
+def _device(config: ReproduceConfig) -> str:
+    """Where ensembles train: "cuda" for accelerator gpu (or auto with a GPU), else "cpu"."""
+    return "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+
+
+def ensemble_state_path(config: ReproduceConfig, runs: Sequence[tuple[Path, str, int, int]]) -> Path:
+    """The saved training state of the ensemble of `runs` (its seeds and measurement interval in the name)."""
+    first = _checkpoint(config, runs[0][0], runs[0][1], "-ens")
+    seeds = "seeds" + "-".join(str(r[2]) for r in runs)
+    return first.with_name(first.stem.replace(f"seed{runs[0][2]}", seeds) + f"-e{runs[0][3]}.state.pt")
+
+
+def split_ensembles(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[list[int]]:
+    """Indices of `runs` trained together: per (architecture, eval_every) its seeds, in parts (module docstring).
+
+    Saved states (of any consecutive seeds) fix the parts they cover, the widest first; the other
+    members are split into up to `config.jobs` parts on a CPU (on a GPU one ensemble fills it).
+    """
+    by_network: dict[tuple[str, int], list[int]] = {}
+    for i, run in enumerate(runs):
+        by_network.setdefault((run[1], run[3]), []).append(i)
+    parts = []
+    for members in by_network.values():
+        n = len(members)
+        saved = sorted(((a, b) for a in range(n) for b in range(a + 1, n + 1)
+                        if ensemble_state_path(config, [runs[i] for i in members[a:b]]).exists()), key=lambda r: (r[0], -r[1]))
+        bounds, start = [], 0
+        for a, b in saved + [(n, n)]:
+            if a < start:
+                continue
+            if a > start:  # members between saved parts: split as if fresh
+                k = min(config.jobs, a - start) if _device(config) == "cpu" else 1
+                bounds += [(start + x, start + y) for x, y in group_bounds(a - start, math.ceil((a - start) / k))]
+            if b > a:
+                bounds.append((a, b))
+            start = b
+        parts += [members[a:b] for a, b in bounds]
+    return parts
+
+
+def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
+    """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order.
+
+    Unless `config.separate_runs`, runs of one (architecture, eval_every) are one ensemble (on a CPU
+    with jobs > 1, in parts: `split_ensembles`).
+    """
+    if not config.separate_runs:
+        groups = split_ensembles(config, runs)
+        members = [[runs[i] for i in group] for group in groups]
+        if config.jobs == 1 or len(members) == 1:
+            results = [_trained_ensemble(config, m) for m in members]
+        else:  # bar lines: parts run about `jobs` at a time, in order
+            calls = [(config, m, i % config.jobs) for i, m in enumerate(members)]
+            results = run_in_processes(_trained_ensemble, calls, config.jobs)
+        out: dict[int, TrainingRun] = {}
+        for group, trained in zip(groups, results):
+            out.update(zip(group, trained))
+        return [out[i] for i in range(len(runs))]
+    if config.jobs == 1 or len(runs) <= 1:
+        return [_trained(config, *run) for run in runs]
+    quiet = replace(config, progress=False)  # one bar for all runs instead of interleaved ones
+    # The slower set networks first, so that no process is left with a long run at the end.
+    order = sorted(range(len(runs)), key=lambda i: runs[i][1] == "positional")
+    trained = run_in_processes(_trained, [(quiet, *runs[i]) for i in order], config.jobs,
+                               "training runs" if config.progress else None)
+    by_run = dict(zip(order, trained))
+    return [by_run[i] for i in range(len(runs))]
+
+
+def _read_history(path: Path) -> list[dict[str, Any]]:
+    with open(path, newline="") as f:
+        return [{k: (int(v) if k in ("step", "epoch") else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _final_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per architecture: mean ± std over seeds of the last measurement's exploitability and loss."""
+    out = {}
+    for arch in sorted({r["architecture"] for r in rows}):
+        last: dict[int, dict[str, Any]] = {}
+        for r in rows:
+            if r["architecture"] == arch and r["step"] >= last.get(r["seed"], {"step": -1})["step"]:
+                last[r["seed"]] = r
+        expl = np.array([r["trunk_exploitability"] for r in last.values()])
+        loss = np.array([r["train_loss"] for r in last.values()])
+        out[arch] = {
+            "step": int(max(r["step"] for r in last.values())),
+            "trunk_exploitability_mean": float(expl.mean()),
+            "trunk_exploitability_std": float(expl.std()),
+            "train_loss_mean": float(np.nanmean(loss)) if np.isfinite(loss).any() else float("nan"),
+        }
+    return out

@@ -1,0 +1,89 @@
+"""Fig. 4 generalised on Goofspiel-5: particle trunks drawn by the random-trunk mix."""
+
+from dataclasses import replace
+
+import numpy as np
+
+from pvf.cli import main
+from pvf.datasets.sampling import SamplingConfig
+from pvf.experiments.particle_sweep import ORACLE, SweepEvaluator, particle_trunk_setting, run_particle_sweep, summarize
+from pvf.games.loading import load_game
+from pvf.games.particle_tree import history_actions
+from pvf.solvers.evaluators import ExactEvaluator
+from tests.conftest import GOOF5, cached_tree
+
+
+def test_particle_weights_are_the_reference_reach():
+    """w = π_c·π₁·π₂ of each particle, recomputed on the enumerated tree."""
+    from tests.datasets.test_particle_sampling import exact_reach
+    from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+
+    setting = particle_trunk_setting(load_game(GOOF5), 2, 3, draws=16, seed=1, reference=SamplingConfig())
+    tree = cached_tree(GOOF5)
+    reach = exact_reach(tree, LazyTrunkStrategy(0, 1, SamplingConfig()))
+    paths = {tuple(history_actions(tree, h)): h for h in np.flatnonzero(tree.depth == 2)}
+    full = [paths[tuple(history_actions(setting.tree, h))] for h in setting.histories]
+    np.testing.assert_allclose(setting.weights, reach[full].prod(axis=1), rtol=1e-12)
+    assert len(np.unique(tree.public_state[full])) == 1  # one public state
+
+
+def test_oracle_beats_uniform_and_runs_repeat():
+    loaded = load_game(GOOF5)
+    evaluators = {"oracle": ORACLE}
+    rows = run_particle_sweep(loaded, 2, 3, [4], [0, 1], evaluators, iterations=30)
+    again = run_particle_sweep(loaded, 2, 3, [4], [0, 1], evaluators, iterations=30)
+    assert [r.exploitability for r in rows] == [r.exploitability for r in again]
+    by = {(r.evaluator, r.seed): r.exploitability for r in rows}
+    for seed in (0, 1):
+        assert -1e-9 <= by[("oracle", seed)] <= by[("uniform", seed)] + 1e-9
+    assert max(by[("uniform", s)] for s in (0, 1)) > 0.05
+
+
+def test_command_writes_csv_and_png(tmp_path, capsys):
+    rc = main(["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3",
+               "--draws", "1,2", "--seeds", "0", "--no-oracle", "--out", str(tmp_path)])
+    assert rc == 0
+    assert (tmp_path / "fig4-goofspiel5.csv").exists() and (tmp_path / "fig4-goofspiel5.png").exists()
+    assert "at least 27 infostate inputs" in capsys.readouterr().out
+
+
+def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
+    """With exact_up_to = 0 every row is the bound of pvf.solvers.trunk_bound: above the LP's exact figure by at
+    most its reported gap; the oracle (LPs at the leaves) is skipped there."""
+    loaded = load_game(GOOF5)
+    evaluators = {"oracle": ORACLE,
+                  "exact leaves": SweepEvaluator(lambda s: ExactEvaluator, game_root=False)}
+    exact = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30)
+    bound = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000)
+    assert {r.measure for r in exact} == {"exact"} and {r.measure for r in bound} == {"upper bound"}
+    assert {r.evaluator for r in bound} == {"uniform", "exact leaves"}
+    elsewhere = [replace(r, draws=2) for r in exact if r.evaluator == "oracle"]  # the oracle at another K only
+    assert {(r["evaluator"], r["draws"]) for r in summarize(bound + elsewhere)} == {("uniform", 16), ("exact leaves", 16), ("oracle", 2)}
+    lp = {(r.evaluator, r.seed): r.exploitability for r in exact}
+    for r in bound:
+        assert lp[(r.evaluator, r.seed)] - 1e-9 <= r.exploitability <= lp[(r.evaluator, r.seed)] + r.gap + 1e-9
+        assert r.gap < 0.01
+
+
+def test_command_prints_json(tmp_path, capsys):
+    import json
+
+    rc = main(["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "2",
+               "--seeds", "0", "--no-oracle", "--exact-up-to", "0", "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["positional_inputs"] == 27 and out["points"][0]["measure"] == "upper bound"
+
+
+def test_the_mean_of_evaluators_is_their_mean_and_of_copies_the_evaluator_itself():
+    from pvf.solvers.evaluators import ConstantEvaluator, MeanEvaluator
+
+    reach = (np.ones((2, 3)), np.ones((2, 4)))
+    v1, v2 = MeanEvaluator([ConstantEvaluator(1.0), ConstantEvaluator(-0.5), ConstantEvaluator(2.0)])(*reach)
+    assert np.allclose(v1, 2.5 / 3) and np.allclose(v2, 2.5 / 3) and v1.shape == (2, 3) and v2.shape == (2, 4)
+    loaded = load_game(GOOF5)
+    evaluators = {"oracle": ORACLE,
+                  "mean": SweepEvaluator(lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), game_root=False)}
+    rows = run_particle_sweep(loaded, 2, 3, [4], [0], evaluators, iterations=20)
+    by = {r.evaluator: r.exploitability for r in rows}
+    assert by["mean"] == by["oracle"]
