@@ -22,7 +22,7 @@ Reads the `pvf reproduce fig3 --games leduc` runs of several target variants
 Writes fig3_targets.csv (every measurement), fig3_targets_summary.csv,
 fig3_targets.png, trunk_solvers.csv and perfect_targets.csv into --out, and prints the tables.
 
-Run (after the reproduce runs, see README "Magnetic mirror descent"):
+Run (after the reproduce runs, see docs/results/mmd.md):
     .venv/bin/python benchmarks/mmd_targets.py --runs runs/mmd --variants cfr-average,cfr-current,mmd [--out docs/figures/mmd]
 """
 

@@ -9,7 +9,7 @@
     network = pvf.load_value_function("vf.ckpt")                 # any registered architecture
     result = pvf.solve_trunk(trunk, network.evaluator(trunk))
 
-Figures follow pvf's conventions (README): NashConv is the sum of both
+Figures follow pvf's conventions (docs/architecture.md): NashConv is the sum of both
 players' best-response gains; OpenSpiel's exploitability is half of it.
 Games are OpenSpiel game strings or the aliases of `pvf.games.paper`.
 """

@@ -1,4 +1,4 @@
-"""Window statistics of a `pvf reproduce fig3` CSV: the numbers docs/results.md quotes.
+"""Window statistics of a `pvf reproduce fig3` CSV: the numbers docs/results/reproduction.md quotes.
 
     python -m pvf.experiments.summarize_fig3 docs/figures/reproduce/fig3-leduc.csv [--skip 8] [--last 16] [--every N] [--json]
 

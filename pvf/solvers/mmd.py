@@ -100,7 +100,7 @@ class Schedule:
         return alpha, eta
 
 
-# Named schedules (relative units; README, "Magnetic mirror descent", has the
+# Named schedules (relative units; docs/guide.md, "Magnetic mirror descent", has the
 # measurements). "alternating" is the default: α_t = 0.1·s/√t, η_t =
 # 20/(s·√t), alternating updates; Leduc NashConv 0.019 after 1,000
 # iterations, the lowest of those measured. "sqrt" is the best simultaneous

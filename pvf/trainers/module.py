@@ -13,7 +13,7 @@ module itself knows no network. One training step:
      (`mask`), so every architecture minimises the same quantity;
   3. Adam with the configured learning rate: constant (the authors') or,
      with `lr_schedule: cosine`, annealed to 0 over the run's max_steps
-     (an option of ours: a lower final loss; docs/results.md, fig. 3);
+     (an option of ours: a lower final loss; docs/results/reproduction.md, fig. 3);
      denormals are flushed to zero in the step (`pvf.trainers.denormals`).
 
 The net is `module.net`, its architecture `module.architecture` and the data

@@ -1,4 +1,4 @@
-"""pvf/experiments/summarize_fig3.py: window statistics against hand-computed ones and the figures docs/results.md quotes."""
+"""pvf/experiments/summarize_fig3.py: window statistics against hand-computed ones and the figures docs/results/reproduction.md quotes."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_windows_match_hand_computed_statistics(curves_csv):
 
 def test_docs_quote_the_committed_leduc_figures():
     summary = summarize_fig3.summarize(summarize_fig3.read_curves(ROOT / "docs/figures/reproduce/fig3-leduc.csv"))
-    text = (ROOT / "docs" / "results.md").read_text()
+    text = (ROOT / "docs" / "results" / "reproduction.md").read_text()
     for arch in ("positional", "particle"):
         half = summary["architectures"][arch]["second_half"]
         assert f"{half['mean']:.3f} ± {half['std']:.3f}" in text

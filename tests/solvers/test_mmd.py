@@ -113,7 +113,7 @@ def test_fixed_alpha_converges_to_openspiels_qre_leduc(leduc):
 
 @pytest.mark.parametrize("game_string, final", [(KUHN, 0.002), (LEDUC, 0.03)])
 def test_default_schedule_nash_conv_decreases(game_string, final):
-    """Judged by OpenSpiel's nash_conv; measured after 1,000 iterations: Kuhn 0.0010, Leduc 0.0188 (README)."""
+    """Judged by OpenSpiel's nash_conv; measured after 1,000 iterations: Kuhn 0.0010, Leduc 0.0188 (docs/results/mmd.md)."""
     tree = cached_tree(game_string)
     game = build_sequence_game(tree)
     figures = []
