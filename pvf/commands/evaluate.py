@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 def run_sparse(args: argparse.Namespace) -> int:
     from pvf.valuefn.network import load_value_function
     from pvf.experiments.plots import plot_sparse
-    from pvf.experiments.sparse_sweep import run_sweep, summarize, sweep_points, uniform_reference
+    from pvf.experiments.sparse_sweep import run_sweep, runs_table, summarize, sweep_points, uniform_reference
     from pvf.experiments.trunk_report import CONVENTION
     from pvf.games.features import build_feature_tables
     from pvf.games.public_tree import build_public_tree
@@ -126,11 +126,11 @@ def run_sparse(args: argparse.Namespace) -> int:
     setting = sparse_setting(tree, root_move, layout.depth, args.equilibrium_iterations, args.support_threshold)
     points = sweep_points(fractions, min_count or None)
     rows = run_sweep(setting, networks, build_feature_tables(tree), points, seeds, args.iterations, progress=progress_wanted(args))
-    summary = summarize(rows, points)
+    summary = summarize(rows)
     uniform = uniform_reference(setting)
     out_dir = Path(args.out)
     write_csv(summary, out_dir / "sparse.csv")
-    write_csv(rows, out_dir / "sparse_runs.csv")
+    write_csv(runs_table(rows), out_dir / "sparse_runs.csv")
     plot_sparse(summary, uniform, out_dir / "sparse.png",
                 f"{layout.game}: sparse trunks, move {root_move} to {layout.depth}")
     out = {

@@ -162,8 +162,10 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.datasets.particle_generate import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.valuefn.network import load_value_function
-    from pvf.experiments.particle_sweep import (DEFAULT_EXACT_HISTORIES, ORACLE, UNIFORM, SweepEvaluator, check_trunk,
-                                               plot_particle_sweep, run_particle_sweep, summarize, write_policy_file)
+    from pvf.experiments.particle_sweep import (DEFAULT_EXACT_HISTORIES, UNIFORM_REFERENCE, check_trunk,
+                                               plot_particle_sweep, run_particle_sweep, runs_table, summarize,
+                                               write_policy_file)
+    from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
@@ -215,7 +217,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: MeanEvaluator([make(trunk) for make in makers])
 
         evaluators[f"mean of {len(members)} networks"] = SweepEvaluator(mean_factory, game_root=True)
-    reference = SamplingConfig() if args.reference == "mix" else UNIFORM
+    reference = SamplingConfig() if args.reference == "mix" else UNIFORM_REFERENCE
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
                               policies=policies, roots=args.roots, exact_up_to=exact_up_to, bound_iterations=bound_iterations)
@@ -223,7 +225,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")
-    write_csv([r.__dict__ for r in rows], args.out / f"fig4-{name}-runs.csv")
+    write_csv(runs_table(rows), args.out / f"fig4-{name}-runs.csv")
     plot_particle_sweep(table, str(args.out / f"fig4-{name}.png"),
                         f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference, {args.roots} roots")
     need = positional_inputs(loaded.game_string, args.depth)

@@ -23,7 +23,7 @@ a seed s:
      each weighing its reach π_c·π₁·π₂ (pvf's first sweeps): the leaf PBSs a
      network sees then hold histories the trunk lacks. Either way the
      weights are the reference's reaches, not renormalised
-     (`pvf.solvers.particle_trunks.particle_setting` on a particle tree
+     (`pvf.solvers.sparse_trunks.particle_setting` on a particle tree
      built to the end of the game).
   3. CFR+ solves the trunk (moves r to d) with each leaf evaluator: the
      exact oracle (leaf subgames solved by LP), a trained particle value
@@ -46,7 +46,7 @@ a seed s:
      unnormalised w) solves with w, the oracle LP with w / Σ w.
   5. Optionally (`policies`, `pvf experiment particle-trunks --save-policy`)
      each run's restricted game and trunk strategies as plain data
-     (`trunk_policy`): the particles as action sequences of OpenSpiel's
+     (`pvf.experiments.trunk_sweep.player_policies`): the particles as action sequences of OpenSpiel's
      turn-based form of the game (`pyspiel.convert_to_turn_based` for a
      simultaneous game) with their normalised weights, and per evaluator
      and player the trunk strategy keyed by OpenSpiel information-state
@@ -59,8 +59,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -73,62 +72,22 @@ from pvf.errors import PvfError
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
-from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.evaluators import ExactEvaluator
-from pvf.solvers.particle_trunks import particle_setting
-from pvf.solvers.sparse_trunks import (
-    ScaledEvaluator,
-    SparseSetting,
-    evaluation_strategies,
-    leaf_scales,
-    no_strategy,
-    select_histories,
-    sparse_exploitability,
-    sparse_trunk,
-    uniform_exploitability,
-)
-from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS, trunk_exploitability_bounds
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, solve_trunk
+from pvf.experiments.trunk_sweep import EXACT, UNIFORM, SweepEvaluator, SweepRow, TrunkPoint, columns, summarize_rows, sweep
+from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, select_histories, uniform_exploitability
+from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
 
-UNIFORM = SamplingConfig(p_uniform=1.0)
+UNIFORM_REFERENCE = SamplingConfig(p_uniform=1.0)
 DEFAULT_EXACT_HISTORIES = 250_000  # restricted games up to this many histories get the exploitability LP (Goofspiel-13's K = 64 all do)
-EXACT, BOUND = "exact", "upper bound"
 
 
-@dataclass(frozen=True)
-class SweepEvaluator:
-    """One leaf evaluator of a particle sweep.
 
-    make: setting -> (trunk -> LeafEvaluator), called once per (K, seed) and once per trunk.
-    game_root: it takes the game-root convention of a trained network (wrapped in `ScaledEvaluator`
-        and solved with the unnormalised weights) rather than the normalised weights' (step 4).
-    lp_leaves: it solves an LP at each leaf (the exact oracle), so it is skipped where the
-        restricted game is beyond the exploitability LP and the bound is used.
-    """
-
-    make: Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
-    game_root: bool
-    lp_leaves: bool = False
-
-
-ORACLE = SweepEvaluator(lambda setting: ExactEvaluator, game_root=False, lp_leaves=True)  # exact leaf values, by LP
-
-
-@dataclass(frozen=True)
-class ParticleRow:
-    """One sparse particle trunk: game × K × seed × evaluator (exploitability in the NashConv convention)."""
-
-    game: str
-    draws: int
-    seed: int
-    particles: int  # distinct drawn particles
-    roots: int  # root histories of the trunk (the induced PBS's, or the particles)
-    histories: int
-    evaluator: str
-    exploitability: float  # with the weights normalised to sum 1 (step 4)
-    seconds: float
-    measure: str = EXACT  # "exact" (LP) or "upper bound" (pvf.solvers.trunk_bound)
-    gap: float = 0.0  # the bound's duality gap: the exploitability lies in [exploitability − gap, exploitability]
+# The columns `pvf experiment particle-trunks` and `pvf reproduce particles` write: {column: SweepRow field / summary key}.
+RUN_COLUMNS = {"game": "game", "draws": "draws", "seed": "seed", "particles": "particles", "roots": "root_histories",
+               "histories": "histories", "evaluator": "evaluator", "exploitability": "exploitability",
+               "seconds": "seconds", "measure": "measure", "gap": "gap"}
+SUMMARY_COLUMNS = {k: k for k in ("evaluator", "draws", "runs", "particles_mean", "roots_mean", "exploitability_mean",
+                                  "exploitability_std", "measure", "gap_max", "seconds_mean")}
 
 
 def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:
@@ -214,82 +173,38 @@ def run_particle_sweep(
     roots: str = "induced",
     exact_up_to: int = DEFAULT_EXACT_HISTORIES,
     bound_iterations: int = DEFAULT_BOUND_ITERATIONS,
-) -> list[ParticleRow]:
+) -> list[SweepRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
     evaluators: name -> `SweepEvaluator`.
-    policies: if a list, one `trunk_policy` record per (K, seed) is appended to it (step 5).
+    policies: if a list, one `restricted_game` record per (K, seed) is appended to it (step 5).
     roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
     exact_up_to: restricted games with more histories get the certified bound (`bound_iterations`) instead of the LP.
     """
-    rows = []
-    for k in draws:
-        for seed in seeds:
-            start = time.perf_counter()
-            particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed)
-            setting = setting_from_particles(loaded, particles, own, root_move, depth, roots)
-            size = (len(particles), setting.num_histories, setting.tree.num_histories)
-            normal = particle_setting(setting.tree, setting.histories, setting.weights / setting.weights.sum(),
-                                      setting.own_reach, root_move, depth)
-            exact = setting.tree.num_histories <= exact_up_to
-            measure = lambda trunk, strategies: _measure(normal, trunk, strategies, exact, bound_iterations)  # noqa: E731
-            uniform, how, gap = measure(normal.evaluation, no_strategy(normal.evaluation))
-            rows.append(ParticleRow(loaded.game_string, k, seed, *size, "uniform", uniform, time.perf_counter() - start, how, gap))
-            kept = select_histories(setting, fraction=1.0)
-            record = restricted_game(normal, k, seed, uniform)
-            for name, sweep in evaluators.items():
-                if not exact and sweep.lp_leaves:
-                    continue
+
+    def points():
+        for k in draws:
+            for seed in seeds:
                 start = time.perf_counter()
-                solve = setting if sweep.game_root else normal
-                trunk = sparse_trunk(solve, kept)
-                evaluator = sweep.make(solve)(trunk)
-                if sweep.game_root:
-                    evaluator = ScaledEvaluator(evaluator, leaf_scales(solve, trunk))
-                strategies = solve_trunk(trunk, evaluator, iterations)
-                value, how, gap = measure(trunk, strategies)
-                rows.append(ParticleRow(loaded.game_string, k, seed, *size, name, value, time.perf_counter() - start, how, gap))
-                record["evaluators"][name] = {"exploitability": value, "measure": how, "policy": trunk_policy(trunk, strategies)}
-            if policies is not None:
-                policies.append(record)
-    return rows
+                particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed)
+                setting = setting_from_particles(loaded, particles, own, root_move, depth, roots)
+                yield TrunkPoint(str(k), seed, setting, select_histories(setting, fraction=1.0), normalized=True,
+                                 exact=setting.tree.num_histories <= exact_up_to, bound_iterations=bound_iterations,
+                                 draws=k, particles=len(particles), started=start)
+
+    return sweep(points(), {"uniform": UNIFORM, **evaluators}, iterations, policies, restricted_game)
 
 
-def _measure(setting: SparseSetting, trunk: Trunk, strategies, exact: bool, bound_iterations: int) -> tuple[float, str, float]:
-    """(exploitability, "exact", 0) by LP, or (certified upper bound, "upper bound", its duality gap)."""
-    if exact:
-        return sparse_exploitability(setting, trunk, strategies).exploitability, EXACT, 0.0
-    ev = setting.evaluation
-    bound = trunk_exploitability_bounds(ev.full, evaluation_strategies(setting, trunk, strategies), ev.masks,
-                                        ev.root_beliefs, bound_iterations)
-    return bound.upper, BOUND, bound.gap
-
-
-def restricted_game(setting: SparseSetting, draws: int, seed: int, uniform: float) -> dict:
-    """Step 5: the particle-restricted game of a setting with normalised weights, as plain data."""
+def restricted_game(point: TrunkPoint, setting: SparseSetting, uniform: float) -> dict:
+    """Step 5: the particle-restricted game of a point (`setting`: with normalised weights), as plain data."""
     return {
-        "draws": draws,
-        "seed": seed,
+        "draws": point.draws,
+        "seed": point.seed,
         "particles": [{"actions": history_actions(setting.tree, int(h)), "weight": float(w)}
                       for h, w in zip(setting.histories, setting.weights)],
         "uniform_exploitability": uniform,
         "evaluators": {},
     }
-
-
-def trunk_policy(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> list[dict[str, dict[str, float]]]:
-    """Per player {OpenSpiel infostate string: {action: probability}} over the trunk's decision infostates."""
-    out = []
-    for n in (0, 1):
-        seqs, strings, policy = trunk.game.players[n], trunk.tree.infostate_strings[n], {}
-        for i, info in enumerate(seqs.infostates):
-            key = strings[int(info)]
-            if key in policy:  # an OpenSpiel string in two public states: the key would not identify it
-                raise PvfError(f"player {n + 1}'s infostate string {key!r} occurs in two public states; no policy file")
-            block = range(int(seqs.info_start[i]), int(seqs.info_start[i] + seqs.info_size[i]))
-            policy[key] = {str(int(seqs.seq_action[j])): float(strategies[n][j]) for j in block}
-        out.append(policy)
-    return out
 
 
 def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, reference: str, policies: list[dict]) -> None:
@@ -310,28 +225,14 @@ def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, r
         json.dump(document, f)
 
 
-def summarize(rows: Sequence[ParticleRow]) -> list[dict]:
+def summarize(rows: Sequence[SweepRow]) -> list[dict]:
     """Per (evaluator, K): runs, distinct particles and root histories (means), exploitability mean and std."""
-    table = []
-    for name in dict.fromkeys(r.evaluator for r in rows):
-        for k in dict.fromkeys(r.draws for r in rows):
-            mine = [r for r in rows if r.evaluator == name and r.draws == k]
-            if not mine:  # an LP evaluator beyond --exact-up-to
-                continue
-            values = np.array([r.exploitability for r in mine])
-            table.append({
-                "evaluator": name,
-                "draws": k,
-                "runs": len(mine),
-                "particles_mean": float(np.mean([r.particles for r in mine])),
-                "roots_mean": float(np.mean([r.roots for r in mine])),
-                "exploitability_mean": float(values.mean()),
-                "exploitability_std": float(values.std()),
-                "measure": " / ".join(sorted({r.measure for r in mine})),
-                "gap_max": float(max(r.gap for r in mine)),
-                "seconds_mean": float(np.mean([r.seconds for r in mine])),
-            })
-    return table
+    return columns(summarize_rows(rows), SUMMARY_COLUMNS)
+
+
+def runs_table(rows: Sequence[SweepRow]) -> list[dict]:
+    """One dict per row, the columns of `fig4-<game>-runs.csv`."""
+    return columns(rows, RUN_COLUMNS)
 
 
 def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:

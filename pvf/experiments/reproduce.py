@@ -68,12 +68,14 @@ from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec
 from pvf.valuefn.network import load_value_function
-from pvf.experiments.particle_sweep import ORACLE, SweepEvaluator, check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.experiments.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
+from pvf.experiments.particle_sweep import runs_table as particle_runs_table
 from pvf.experiments.particle_sweep import summarize as particle_summary
 from pvf.experiments.plots import plot_sparse, plot_training
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.trainers.processes import run_in_processes
-from pvf.experiments.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, summarize, sweep_points, uniform_reference
+from pvf.experiments.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, runs_table, summarize, sweep_points, uniform_reference
+from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.trainers.training import TrainingRun, train_value_function
 from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
@@ -189,11 +191,11 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
                 swept = run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress)
                 where = Path(run.checkpoint).resolve().relative_to(config.out.resolve()).as_posix()  # portable
                 rows.extend(replace(row, network=where) for row in swept)
-            table = summarize(rows, points)
+            table = summarize(rows)
             name = game if arch == "particle" else f"{game}-{arch}"
             csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"
             write_csv(table, csv_path)
-            write_csv(rows, config.out / f"fig4-{name}-runs.csv")
+            write_csv(runs_table(rows), config.out / f"fig4-{name}-runs.csv")
             plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}"
                         + ("" if arch == "particle" else f" ({arch})"))
             summary[name] = {
@@ -240,7 +242,7 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     table = particle_summary(rows)
     csv_path, png_path = config.out / f"fig4-{game.name}.csv", config.out / f"fig4-{game.name}.png"
     write_csv(table, csv_path)
-    write_csv([r.__dict__ for r in rows], config.out / f"fig4-{game.name}-runs.csv")
+    write_csv(particle_runs_table(rows), config.out / f"fig4-{game.name}-runs.csv")
     plot_particle_sweep(table, str(png_path), f"{game.name}: particle trunks, move {game.root_move} to {game.depth}")
     result = {"architecture": "particle", "csv": str(csv_path), "png": str(png_path), "data": str(data),
               "checkpoint": str(checkpoint), "positional_inputs": positional_inputs(game.game, game.depth), "points": table}

@@ -9,25 +9,33 @@ For every network and every tie-breaking seed (`pvf.solvers.sparse_trunks`):
   3. both figures are recorded: the whole trunk fixed (trunk exploitability
      as the paper defines it) and only the root move fixed (the authors').
 Per point the mean and standard deviation over networks × seeds are
-reported, with the uniform strategy's figures as the reference line.
+reported, with the uniform strategy's figures as the reference line. The
+sweep itself is `pvf.experiments.trunk_sweep`'s, which the particle sweep
+shares; this module makes its points from π*'s support.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from tqdm import tqdm
 
-from pvf.valuefn.network import Network
+from pvf.experiments.trunk_sweep import SweepEvaluator, SweepRow, TrunkPoint, columns, summarize_rows, sweep
 from pvf.games.features import FeatureTables
-from pvf.solvers.sparse_trunks import SparseSetting, select_histories, solve_sparse_trunk, uniform_exploitability
+from pvf.solvers.sparse_trunks import SparseSetting, select_histories, uniform_exploitability
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
+from pvf.valuefn.network import Network
 
 DEFAULT_FRACTIONS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+NETWORK = "network"  # the evaluator's name in the rows: every network is one (its checkpoint is the row's `network`)
+# The columns `pvf evaluate sparse` and `pvf reproduce fig4` write: {column: SweepRow field / summary key}.
+RUN_COLUMNS = {"network": "network", "seed": "seed", "point": "point", "num_histories": "root_histories",
+               "share": "share", "exploitability": "exploitability", "root_exploitability": "root_exploitability",
+               "seconds": "seconds"}
+SUMMARY_COLUMNS = {k: k for k in ("point", "num_histories", "share", "runs", "exploitability_mean",
+                                  "exploitability_std", "root_exploitability_mean", "root_exploitability_std")}
 
 
 @dataclass(frozen=True)
@@ -39,26 +47,20 @@ class SweepPoint:
     count: int | None = None
 
 
-@dataclass(frozen=True)
-class SweepRow:
-    """One sparse trunk solved: network × seed × point. Exploitability in the NashConv convention."""
-
-    network: str
-    seed: int
-    point: str
-    num_histories: int
-    share: float  # num_histories / support histories
-    exploitability: float
-    root_exploitability: float
-    seconds: float
-
-
 def sweep_points(fractions: Sequence[float], min_count: int | None) -> list[SweepPoint]:
     """The fractions, then (if given) the `min_count` heaviest player-node histories."""
     points = [SweepPoint(f"{f:g}", fraction=float(f)) for f in fractions]
     if min_count is not None:
         points.append(SweepPoint(f"{min_count} histories", count=min_count))
     return points
+
+
+def trunk_points(setting: SparseSetting, points: Sequence[SweepPoint], seeds: Sequence[int]) -> Iterator[TrunkPoint]:
+    """Per seed and point, the support histories it keeps (ties broken by the seed), both figures measured."""
+    for seed in seeds:
+        for point in points:
+            kept = select_histories(setting, fraction=point.fraction, count=point.count, seed=seed)
+            yield TrunkPoint(point.label, seed, setting, kept, root_figure=True)
 
 
 def run_sweep(
@@ -70,53 +72,29 @@ def run_sweep(
     iterations: int = DEFAULT_ITERATIONS,
     progress: bool = False,
 ) -> list[SweepRow]:
-    """Solve and evaluate every (network, seed, point)."""
-    rows = []
-    jobs = [(net, seed, point) for net in networks for seed in seeds for point in points]
-    for network, seed, point in tqdm(jobs, desc="sparse trunks", disable=not progress, dynamic_ncols=True):
-        kept = select_histories(setting, fraction=point.fraction, count=point.count, seed=seed)
-        start = time.perf_counter()
-        result = solve_sparse_trunk(
-            setting,
-            kept,
-            lambda trunk: network.evaluator(trunk, features),
-            iterations,
-        )
-        rows.append(
-            SweepRow(
-                network=network.path,
-                seed=seed,
-                point=point.label,
-                num_histories=len(kept),
-                share=len(kept) / setting.num_histories,
-                exploitability=result.exploitability.exploitability,
-                root_exploitability=result.root_exploitability.exploitability,
-                seconds=time.perf_counter() - start,
-            )
-        )
+    """Solve and evaluate every (network, seed, point), in that order."""
+    rows: list[SweepRow] = []
+    with tqdm(total=len(networks) * len(seeds) * len(points), desc="sparse trunks", disable=not progress,
+              dynamic_ncols=True) as bar:
+        for network in networks:
+            def make(_setting, network=network):
+                return lambda trunk: network.evaluator(trunk, features)
+
+            evaluator = SweepEvaluator(make, game_root=True, network=network.path)
+            for point in trunk_points(setting, points, seeds):
+                rows.extend(sweep([point], {NETWORK: evaluator}, iterations))
+                bar.update()
     return rows
 
 
-def summarize(rows: Sequence[SweepRow], points: Sequence[SweepPoint]) -> list[dict[str, Any]]:
+def summarize(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
     """Per point, in sweep order: histories kept, mean and standard deviation of both figures."""
-    table = []
-    for point in points:
-        mine = [r for r in rows if r.point == point.label]
-        trunk = np.array([r.exploitability for r in mine])
-        root = np.array([r.root_exploitability for r in mine])
-        table.append(
-            {
-                "point": point.label,
-                "num_histories": int(np.mean([r.num_histories for r in mine])),
-                "share": float(np.mean([r.share for r in mine])),
-                "runs": len(mine),
-                "exploitability_mean": float(trunk.mean()),
-                "exploitability_std": float(trunk.std()),
-                "root_exploitability_mean": float(root.mean()),
-                "root_exploitability_std": float(root.std()),
-            }
-        )
-    return table
+    return columns(summarize_rows(rows), SUMMARY_COLUMNS)
+
+
+def runs_table(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
+    """One dict per row, the columns of `-runs.csv` / `sparse_runs.csv`."""
+    return columns(rows, RUN_COLUMNS)
 
 
 def uniform_reference(setting: SparseSetting) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Sparse particle trunks (paper, sec. 6 and fig. 4).
+"""Sparse trunks (paper, sec. 6 and fig. 4): roots from the equilibrium's support, or from K particles.
 
 The setting, `sparse_setting(tree, root_move, depth)`:
   1. π* = the average strategy of full-game CFR+ (default 1,000 iterations).
@@ -15,6 +15,16 @@ The setting, `sparse_setting(tree, root_move, depth)`:
      histories with weights w (π* made common knowledge, no gadget, weights
      not renormalised) and has its leaves at move number `depth`; trunk
      exploitability is always measured in it, on the full support.
+
+Particle roots, `particle_setting(tree, particles, weights, own_reach, ...)`:
+  the same setting from K given root histories instead of π*'s support:
+  particles of a `pvf.games.particle_tree` tree (or of any PublicTree), each
+  with its weight w = π_c·π₁·π₂ under a stated reference profile and each
+  player's own reach π_n under it. Everything below runs unchanged: the
+  evaluation trunk is the chance node over all K particles down to the end
+  of the game the tree holds, and trunk exploitability is measured in that
+  particle-restricted game. A sparse trunk and a particle trunk differ in
+  their roots, not in what is measured.
 
 One point of the sweep, `solve_sparse_trunk(setting, kept, ...)`:
   4. `select_histories` keeps the heaviest ⌈fraction·N⌉ support histories
@@ -171,6 +181,48 @@ def sparse_setting(
     )
 
 
+def particle_setting(
+    tree: PublicTree,
+    particles: np.ndarray,
+    weights: np.ndarray,
+    own_reach: np.ndarray,
+    root_move: int,
+    depth: int,
+) -> SparseSetting:
+    """The sparse setting of K given particles.
+
+    particles: [K] distinct non-terminal tree histories at move number `root_move`.
+    weights: [K] positive weights π_c·π₁·π₂ (not renormalised).
+    own_reach: [K, 2] each player's own reach π_n of each particle (the leaf-scale σ_n).
+    depth: move number of the trunk's leaves.
+    """
+    particles = np.asarray(particles, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.float64)
+    own_reach = np.asarray(own_reach, dtype=np.float64)
+    K = len(particles)
+    if K == 0 or weights.shape != (K,) or own_reach.shape != (K, 2):
+        raise PvfError(f"particles ({K}), weights {weights.shape} and own reach {own_reach.shape} do not match")
+    if np.any(tree.depth[particles] != root_move) or np.any(tree.player[particles] == TERMINAL):
+        raise PvfError(f"every particle must be a non-terminal history at move {root_move}")
+    if not np.all(np.isfinite(weights)) or np.any(weights <= 0):
+        raise PvfError("particle weights must be finite and positive")
+    order = np.argsort(particles)
+    particles, weights, own_reach = particles[order], weights[order], own_reach[order]
+    evaluation = build_trunk(tree, depth, root_histories=particles, root_weights=weights)
+    return SparseSetting(
+        tree=tree,
+        root_move=root_move,
+        depth=depth,
+        histories=particles,
+        weights=weights,
+        own_reach=own_reach,
+        player_node=tree.player[particles] >= 0,
+        evaluation=evaluation,
+        root_masks=trunk_infostate_mask(evaluation.full, root_move + 1),
+        num_root_histories=K,
+    )
+
+
 def select_histories(
     setting: SparseSetting, fraction: float | None = None, count: int | None = None, seed: int = 0
 ) -> np.ndarray:
@@ -274,14 +326,14 @@ def no_strategy(trunk: Trunk) -> tuple[np.ndarray, np.ndarray]:
     return np.full(trunk.game.players[0].num_sequences, np.nan), np.full(trunk.game.players[1].num_sequences, np.nan)
 
 
-def solve_sparse_trunk(
+def sparse_trunk_strategy(
     setting: SparseSetting,
     kept: np.ndarray,
     make_evaluator: Callable[[Trunk], LeafEvaluator],
     iterations: int = DEFAULT_ITERATIONS,
     game_root_convention: bool = True,
-) -> SparseResult:
-    """Steps 5–7: build the sparse trunk, solve it, evaluate its strategy.
+) -> tuple[Trunk, tuple[np.ndarray, np.ndarray]]:
+    """Steps 5–6: the sparse trunk over the `kept` roots and its CFR+ strategy (per player [S_n]).
 
     make_evaluator: builds the leaf evaluator of a trunk.
     game_root_convention: its beliefs and values are the game root's (a
@@ -294,7 +346,18 @@ def solve_sparse_trunk(
         evaluator = make_evaluator(trunk)
         if game_root_convention:
             evaluator = ScaledEvaluator(evaluator, leaf_scales(setting, trunk))
-    strategies = solve_trunk(trunk, evaluator, iterations)
+    return trunk, solve_trunk(trunk, evaluator, iterations)
+
+
+def solve_sparse_trunk(
+    setting: SparseSetting,
+    kept: np.ndarray,
+    make_evaluator: Callable[[Trunk], LeafEvaluator],
+    iterations: int = DEFAULT_ITERATIONS,
+    game_root_convention: bool = True,
+) -> SparseResult:
+    """Steps 5–7: build the sparse trunk, solve it (`sparse_trunk_strategy`), evaluate its strategy."""
+    trunk, strategies = sparse_trunk_strategy(setting, kept, make_evaluator, iterations, game_root_convention)
     return SparseResult(
         kept=np.sort(np.asarray(kept)),
         strategies=strategies,

@@ -24,17 +24,26 @@ float64 trajectories of both on CUDA.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
 from pvf.errors import PvfError
-
-if TYPE_CHECKING:
-    from pvf.trainers.ensemble import EnsembleTrainer
+from pvf.trainers.preloaded import Preloaded
+from pvf.valuefn.architecture import Batch
 
 WARMUP = 3  # steps before capture (torch's examples use 3)
+
+
+class StepOwner(Protocol):
+    """What a graph step needs of its trainer (`pvf.trainers.ensemble.EnsembleTrainer` is one)."""
+
+    device: torch.device
+    preloaded: Preloaded | None
+    optimizer: torch.optim.Optimizer
+
+    def member_losses(self, batch: Batch) -> Tensor: ...
 
 
 class GraphStep:
@@ -46,7 +55,7 @@ class GraphStep:
     captures again.
     """
 
-    def __init__(self, trainer: EnsembleTrainer) -> None:
+    def __init__(self, trainer: StepOwner) -> None:
         if trainer.device.type != "cuda" or trainer.preloaded is None:
             raise PvfError("a CUDA-graph training step needs a CUDA device and preloaded data; drop the CUDA-graph option")
         self.trainer = trainer

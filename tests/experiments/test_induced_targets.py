@@ -5,7 +5,8 @@ import numpy as np
 from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.targets import LeafSolver
 from pvf.experiments.induced_targets import induced_pbs_evaluator
-from pvf.experiments.particle_sweep import ORACLE, SweepEvaluator, particle_trunk_setting, run_particle_sweep
+from pvf.experiments.particle_sweep import particle_trunk_setting, run_particle_sweep
+from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk
@@ -71,6 +72,6 @@ def test_induced_roots_make_the_leaf_pbss_the_trunks_own_leaves():
     rows = run_particle_sweep(loaded, 2, 3, [16], [0, 2], evaluators, iterations=50)
     by = {(r.evaluator, r.seed): r for r in rows}
     for seed in (0, 2):
-        assert by[("induced", seed)].roots > by[("induced", seed)].particles  # the root holds undrawn histories
+        assert by[("induced", seed)].root_histories > by[("induced", seed)].particles  # the root holds undrawn histories
         assert abs(by[("induced", seed)].exploitability - by[("restricted", seed)].exploitability) < 1e-9
         assert by[("induced", seed)].exploitability < 0.1 * by[("uniform", seed)].exploitability

@@ -6,7 +6,8 @@ import numpy as np
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
-from pvf.experiments.particle_sweep import ORACLE, SweepEvaluator, particle_trunk_setting, run_particle_sweep, summarize
+from pvf.experiments.particle_sweep import particle_trunk_setting, run_particle_sweep, summarize
+from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import load_game
 from pvf.games.particle_tree import history_actions
 from pvf.solvers.evaluators import ExactEvaluator

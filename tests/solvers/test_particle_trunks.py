@@ -8,7 +8,7 @@ from pvf.games.features import build_feature_tables
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.nets import ParticleVF
 from pvf.solvers.evaluators import CFRTargetEvaluator
-from pvf.solvers.particle_trunks import particle_setting
+from pvf.solvers.sparse_trunks import particle_setting
 from pvf.solvers.sparse_trunks import select_histories, solve_sparse_trunk, sparse_setting, uniform_exploitability
 from tests.solvers.test_sparse_trunks import network_evaluator
 from tests.conftest import GOOF5, cached_tree
