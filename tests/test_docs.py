@@ -21,7 +21,7 @@ def test_the_architecture_page_has_its_sections():
     for heading in ("## Data flow, module by module", "## Glossary", "## Conventions", "### Add a game",
                     "### Add a network", "### Add a leaf evaluator", "### Add a solver"):
         assert heading in text
-    for term in ("Public state", "PBS", "Trunk", "leaves", "Depth", "Particle", "Leaf evaluator", "Layout", "Architecture"):
+    for term in ("Public state", "PBS", "Trunk", "leaves", "Depth", "Particle", "Infostate row", "Leaf evaluator", "Layout", "Architecture"):
         assert f"**{term}**" in text or f"**{term}" in text, term
 
 

@@ -1,7 +1,7 @@
 """Value networks (plain `torch.nn`, no Lightning).
 
 `PositionalVF` has one input/output slot per infostate; `ParticleVF` takes a
-padded set of (belief, features) particles; `particle_from_positional` is
+padded set of (belief, features) infostate rows; `particle_from_positional` is
 the Theorem 4 construction linking the two.
 """
 

@@ -1,9 +1,9 @@
 """A row-wise network applied once per distinct input row.
 
-A particle net's change-basis MLP sees one feature row per particle, and
-the rows repeat: Goofspiel-5's particles at move 2 have 260 distinct
+A particle net's change-basis MLP sees one feature row per infostate row,
+and the rows repeat: Goofspiel-5's infostates at move 2 have 260 distinct
 (public, private, player) rows, while a batch of 64 PBSs holds about 2,560
-particle rows (padding included). Since the MLP acts on each row alone,
+infostate rows (padding included). Since the MLP acts on each row alone,
 `mlp(rows)` equals `mlp(table)[index]` where `table` holds each distinct
 row once and `index` points every row at its copy: the same values, at a
 fraction of the matrix products (the backward pass sums the gradients of

@@ -1,4 +1,4 @@
-"""Attention particle value function: a set transformer over (belief, features) particles.
+"""Attention particle value function: a set transformer over (belief, features) infostate rows.
 
 Input is a padded set of N particles (infostates) per sample; `mask` marks
 the real ones. With d = `dim`, one forward pass:

@@ -3,7 +3,7 @@
 - `architecture`: the extension point (`Architecture`: build the net for a
   data layout, encode training batches, encode a trunk's leaves).
 - `encoding`: the conventions every architecture shares (belief
-  normalisation, slots, particle features, `PbsRows`).
+  normalisation, slots, infostate-row features, `PbsRows`).
 - `positional`, `particle`, `attention`: the architectures; `registry` names them.
 - `leaves`: a trunk's leaves as PBSs; `evaluator`: a net as the trunk's leaf
   evaluator (the callback `pvf.solvers` takes).

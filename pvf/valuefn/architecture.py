@@ -17,7 +17,7 @@ else does:
   4. `check_layout(trained, other)`: whether a net built for one layout can
      read data of another.
 The conventions all architectures share (belief normalisation, slot
-offsets, particle feature order) live in `pvf.valuefn.encoding`. The
+offsets, infostate-row feature order) live in `pvf.valuefn.encoding`. The
 registry (`pvf.valuefn.registry`) names the architectures; checkpoints
 store that name and `net.config`, so they load without the architecture's
 hyper-parameters.

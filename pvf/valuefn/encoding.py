@@ -16,7 +16,7 @@ conventions are fixed here, once, for training and for the leaves alike:
    and the opponent's values are 0.
 2. Slots (`input_slot`): player 1's infostate in slot k of its public
    state is input slot k, player 2's is K1max + k.
-3. Particle features (`particle_features`): [public, private, player one-hot],
+3. Infostate-row features (`infostate_row_features`): [public, private, player one-hot],
    for data with mean opponent features (`DataLayout.opponent_feature`)
    those next (a conditional mean: no scaling), and last, for data with a
    counterfactual-reach column (`DataLayout.reach_feature`), the
@@ -76,7 +76,7 @@ def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False, 
     return public_dim + private_dim * (1 + int(opponent_feature)) + PLAYER_FEATURES + int(reach_feature)
 
 
-def particle_features(public: np.ndarray, private: np.ndarray, player: np.ndarray,
+def infostate_row_features(public: np.ndarray, private: np.ndarray, player: np.ndarray,
                       reach: np.ndarray | None = None, opponent: np.ndarray | None = None) -> np.ndarray:
     """[n, Fp + Fq + 2 (+ Fq) (+ 1)] float32 feature vector of each particle:
     [public, private, player one-hot (, mean opponent features) (, reach)].

@@ -1,9 +1,9 @@
-"""The particle architectures: a network over the padded, masked set of (belief, features) particles.
+"""The particle architectures: a network over the padded, masked set of (belief, features) infostate rows.
 
 Encoding of a PBS (shared by every particle net; `ParticleEncoding`): one
 particle per infostate, player 1's first, padded to the most particles N
 of a batch: `beliefs [N]`, `features [N, Fp + Fq + 2]` (public, private,
-player one-hot: `pvf.valuefn.encoding.particle_features`), `mask [N]`,
+player one-hot: `pvf.valuefn.encoding.infostate_row_features`), `mask [N]`,
 and the public features [Fp]. At the leaves of a trunk, the particles of
 a leaf public state are its infostates that have a history in the trunk;
 one gather turns the flat reaches into [B·L, N] beliefs, the features and
@@ -31,7 +31,7 @@ from pvf.errors import PvfError
 from pvf.nets.deep_sets import ParticleVF
 from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
-from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, particle_features, positions
+from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, infostate_row_features, positions
 from pvf.valuefn.leaves import TrunkLeaves
 
 
@@ -45,7 +45,7 @@ class ParticleEncoding(Architecture):
         B, N = len(counts), int(counts.max())
         sample, position = np.repeat(np.arange(B), counts), positions(counts)
         opponent = rows["cf_opponent"] if layout.opponent_feature else None
-        feats = particle_features(public[sample], rows["private"], player, reach, opponent)
+        feats = infostate_row_features(public[sample], rows["private"], player, reach, opponent)
         features = np.zeros((B, N, feats.shape[1]), dtype=np.float32)
         features[sample, position] = feats
         dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
@@ -220,7 +220,7 @@ class _ParticleLeaves:
         player = (index >= leaves.sizes[0]).astype(np.int64)
         private = np.concatenate(leaves.private)[index]
         feats = np.zeros((L, N, private.shape[1] + leaves.public.shape[1] + 2), dtype=np.float32)
-        feats[block, position] = particle_features(leaves.public[block], private, player)
+        feats[block, position] = infostate_row_features(leaves.public[block], private, player)
         self.scatter = (block * N + position, index)
         self.leaves = leaves
         self.reach_feature, self.opponent_feature = layout.reach_feature, layout.opponent_feature
