@@ -10,8 +10,9 @@ python and it carries a `"pvf"` entry:
 NAME is a key of `pvf.valuefn.registry.ARCHITECTURES`. `load_checkpoint`
 rebuilds the net from `config` (`architecture.net_class.from_config`), loads
 the `net.*` weights of `state_dict`, and refuses (PvfError, one line) a
-file that is no such checkpoint, and a game or data layout other than the
-one it was trained on.
+file that is no such checkpoint, weights that are not finite (a diverged
+run would evaluate as a constant), and a game or data layout other than
+the one it was trained on.
 """
 
 from __future__ import annotations
@@ -115,6 +116,10 @@ def load_checkpoint(
     except (TypeError, ValueError, RuntimeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PvfError(f"{path}: its weights do not fit its {meta.architecture} net ({reason})") from None
+    broken = [name for name, tensor in net.state_dict().items() if tensor.is_floating_point() and not tensor.isfinite().all()]
+    if broken:
+        raise PvfError(f"{path}: {len(broken)} weight tensors hold NaN or infinite values (first {broken[0]}): its training "
+                       "diverged; use an earlier checkpoint or retrain with a lower learning rate")
     return net.eval(), meta
 
 

@@ -1,7 +1,8 @@
 """`pvf evaluate` on what is not a usable checkpoint: one line, exit 2, nothing written.
 
 Cases are real files made from a real checkpoint (truncated, without its
-weights) or not checkpoints at all (a directory, random bytes, a plain torch
+weights, with a NaN or infinite weight: a diverged run would otherwise
+evaluate as the constant-zero evaluator, silently) or not checkpoints at all (a directory, random bytes, a plain torch
 file). torch's own error for an unpicklable file advises retrying with
 `weights_only=False`, which would run arbitrary code: pvf must never repeat it.
 """
@@ -39,10 +40,19 @@ def _make(case: str, source: Path, where: Path) -> Path:
         torch.save({"pvf": object()}, path)  # not weights-only loadable
     elif case == "empty":
         path.write_bytes(b"")
+    elif case in ("NaN weights", "infinite weights"):
+        checkpoint = torch.load(source, map_location="cpu", weights_only=True)
+        name = next(k for k, v in checkpoint["state_dict"].items() if k.startswith("net.") and v.is_floating_point())
+        checkpoint["state_dict"][name][0] = float("nan") if case == "NaN weights" else float("inf")
+        torch.save(checkpoint, path)
     return path
 
 
-@pytest.mark.parametrize("case", ["directory", "truncated", "random bytes", "no state_dict", "pickled object", "empty"])
+CASES = ["directory", "truncated", "random bytes", "no state_dict", "pickled object", "empty", "NaN weights",
+         "infinite weights"]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_bad_checkpoints_are_one_line(case, kuhn_runs, tmp_path, capsys, monkeypatch):
     path = _make(case, Path(kuhn_runs["particle"].checkpoint), tmp_path)
     monkeypatch.chdir(tmp_path)
