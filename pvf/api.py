@@ -17,11 +17,13 @@ Games are OpenSpiel game strings or the aliases of `pvf.games.paper`.
 from __future__ import annotations
 
 import time
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pvf import API_NAMES
+from pvf.errors import PvfTypeError, check_argument
 from pvf.datasets.generate import GenerationReport, generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.games.public_tree import build_public_tree
@@ -57,6 +59,8 @@ class Solution:
 
 def solve(game: str, iterations: int = 1000) -> Solution:
     """Solve a two-player zero-sum game with CFR+ (what `pvf solve` does)."""
+    check_argument("game", game, str)
+    check_argument("iterations", iterations, int, minimum=1)
     tree = build_public_tree(game)
     sequence_game = build_sequence_game(tree)
     start = time.perf_counter()
@@ -75,12 +79,24 @@ def solve_trunk(trunk: Trunk, evaluator: LeafEvaluator | None = None, iterations
         `ExactEvaluator(trunk)`, `ConstantEvaluator()`, a loaded network's
         `evaluator(trunk)`; None only for a trunk that reaches the end of the game.
     """
+    check_argument("trunk", trunk, Trunk)
+    if evaluator is not None and not callable(evaluator):
+        raise PvfTypeError(f"evaluator must be a leaf evaluator (a callable) or None, got {type(evaluator).__name__}")
+    check_argument("iterations", iterations, int, minimum=1)
     return solve_and_evaluate(trunk, evaluator, iterations)
 
 
 def generate_dataset(game: str, depth: int, trunks: int, out: str | Path, cfr_iterations: int = 100, seed: int = 0,
                      workers: int = 1, progress: bool = False) -> GenerationReport:
     """A PBS dataset with CFR+ targets in HDF5 (what `pvf generate` does; resumable)."""
+    check_argument("game", game, str)
+    check_argument("depth", depth, int, minimum=0)
+    check_argument("trunks", trunks, int, minimum=1)
+    check_argument("out", out, (str, os.PathLike))
+    check_argument("cfr_iterations", cfr_iterations, int, minimum=1)
+    check_argument("seed", seed, int, minimum=0)
+    check_argument("workers", workers, int, minimum=1)
+    check_argument("progress", progress, bool)
     spec = GenerationSpec(game=game, depth=depth, num_trunks=trunks, cfr_iterations=cfr_iterations, seed=seed)
     return generate(spec, out, workers=workers, progress=progress)
 
@@ -89,6 +105,12 @@ def train_value_function(data: str | Path, architecture: str, checkpoint: str | 
                          every_n_steps: int = 250, **options: Any):
     """Train a registered architecture on a dataset file, with trunk exploitability every
     `every_n_steps` steps (`pvf.trainers.training.train_value_function`; imports torch)."""
+    check_argument("data", data, (str, os.PathLike))
+    check_argument("architecture", architecture, str)
+    check_argument("checkpoint", checkpoint, (str, os.PathLike))
+    check_argument("seed", seed, int, minimum=0)
+    check_argument("max_steps", max_steps, int, minimum=1)
+    check_argument("every_n_steps", every_n_steps, int, minimum=1, optional=True)
     from pvf.trainers.training import train_value_function as train
 
     return train(data, architecture, checkpoint, seed, max_steps, every_n_steps, **options)
@@ -97,6 +119,9 @@ def train_value_function(data: str | Path, architecture: str, checkpoint: str | 
 def load_value_function(path: str | Path, game: str | None = None, depth: int | None = None):
     """A trained value function (`pvf.valuefn.network.Network`; imports torch): `.net`,
     `.meta` (architecture, layout) and `.evaluator(trunk)` for `solve_trunk`."""
+    check_argument("path", path, (str, os.PathLike))
+    check_argument("game", game, str, optional=True)
+    check_argument("depth", depth, int, minimum=0, optional=True)
     from pvf.valuefn.network import load_value_function as load
 
     return load(path, game, depth)

@@ -32,7 +32,7 @@ from typing import Callable
 
 import numpy as np
 
-from pvf.errors import PvfError
+from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import TERMINAL, PublicTree, build_public_tree
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.interface import LeafEvaluator
@@ -135,6 +135,8 @@ def build_trunk(
     root_histories, root_weights: [H0] instead, a chance node over these
         histories with these weights (not renormalised); beliefs are then 1.
     """
+    check_argument("tree", tree, (PublicTree, str))
+    check_argument("depth", depth, int, minimum=0)
     if isinstance(tree, str):
         tree = build_public_tree(tree)
     if root_histories is not None and (root_public_state is not None or root_beliefs is not None):
