@@ -30,8 +30,16 @@ goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig
      (default 1, 4, 16, 64; Goofspiel-13 also 256) and the seeds (reference trunk ids),
      uniform against the oracle and the network: `fig4-<game>.csv`,
      `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
+Every network is built from the configs `pvf train` composes
+(`pvf.trainers.configs`): an architecture's sizes from
+`configs/model/<architecture>.yaml` (the particle games' from
+`particle_model`, default `configs/model/particle-fixed-width.yaml`), Adam's
+learning rate, the validation share and the defaults of steps, batch size,
+target and schedule from `configs/train.yaml`; each seed's dataset is split
+by that seed.
 File names carry the parameters that make them (trunks, CFR+ iterations,
-seed, steps), so a rerun with the same options reuses finished work.
+seed, steps), so a rerun with the same options reuses finished work (the
+configs' contents are not in the names: after editing one, use a new `out`).
 By default the seeds of one network are trained together as an ensemble
 (`pvf.trainers.ensemble_training`: one batched step for all seeds, their
 trunk exploitabilities in one batched solve, the training state saved so
@@ -55,7 +63,7 @@ import contextlib
 import csv
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +92,7 @@ from pvf.games.public_tree import build_public_tree
 from pvf.outputs import output_lock
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
+from pvf.trainers.configs import model_config, training_defaults
 from pvf.trainers.member_groups import group_bounds
 
 # Short names used on the command line and in file names.
@@ -104,13 +113,15 @@ class ReproduceConfig:
     trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
     solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
     target: the profile trained on, "average" or "current" (CFR+'s last
-        iterate, stored in every file; "-current" in checkpoint names).
-    max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64).
+        iterate, stored in every file; "-current" in checkpoint names);
+        default configs/train.yaml's.
+    max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64;
+        max_steps and batch_size default to configs/train.yaml's).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
     jobs: training runs at once (processes; 1 = in this process).
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
-    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names).
+    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names); default configs/train.yaml's.
     separate_runs: one Lightning run per seed instead of one ensemble per network.
     cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
     group_size: members of an ensemble trained together (`pvf.trainers.member_groups`; None: by
@@ -119,6 +130,8 @@ class ReproduceConfig:
     particle_trunks, particle_steps, draws: particle games' dataset size,
         training steps and sweep K; None = the game's defaults (PARTICLE_GAMES).
     save_policy: particle games also write fig4-<game>-policy.json.
+    particle_model: the model config (configs/model/<name>.yaml) of the particle games' network;
+        the paper's sizes (app. F) are "particle".
     """
 
     out: Path
@@ -128,15 +141,15 @@ class ReproduceConfig:
     trunks: int = 1000
     cfr_iterations: int = 100
     solver: str = "cfr+"
-    target: str = "average"
-    max_steps: int = 131072
+    target: str = field(default_factory=lambda: training_defaults().target)
+    max_steps: int = field(default_factory=lambda: training_defaults().max_steps)
     eval_every: int = 64
-    batch_size: int = 64
+    batch_size: int = field(default_factory=lambda: training_defaults().batch_size)
     iterations: int = 100
     workers: int = 1
     jobs: int = 1
     accelerator: str = "cpu"
-    lr_schedule: str = "constant"
+    lr_schedule: str = field(default_factory=lambda: training_defaults().lr_schedule)
     separate_runs: bool = False
     cuda_graph: bool = True
     group_size: int | None = None
@@ -147,6 +160,17 @@ class ReproduceConfig:
     particle_steps: int | None = None
     draws: tuple[int, ...] | None = None
     save_policy: bool = False
+    particle_model: str = "particle-fixed-width"
+
+
+def training_options(architecture: str, model: str | None = None) -> dict[str, Any]:
+    """The trainers' options from the configs: `configs/model/<model>.yaml`'s architecture arguments
+    (model None: the one named `architecture`), Adam's lr and the validation share of `configs/train.yaml`."""
+    network = model_config(model or architecture)
+    if network.architecture != architecture:
+        raise PvfError(f"configs/model/{network.name}.yaml builds a {network.architecture} network, not {architecture}")
+    defaults = training_defaults()
+    return {**network.arguments, "lr": defaults.lr, "val_fraction": defaults.val_fraction}
 
 
 def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
@@ -226,8 +250,9 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     history = checkpoint.with_suffix(".csv")
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     if not (checkpoint.exists() and history.exists()):
+        options = training_options("particle", config.particle_model)
         run = train_value_function(data, "particle", checkpoint, seed, steps, None, config.iterations, config.batch_size,
-                                   config.progress, config.accelerator, **dict(game.model_args))
+                                   config.progress, config.accelerator, **options)
         write_csv(run.history, history)
     network = load_value_function(checkpoint, game.game, game.depth)
 
@@ -299,6 +324,7 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
         run = train_value_function(
             data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size,
             config.progress, config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
+            **training_options(arch),
         )
         write_csv(run.history, history_path)
         return run
@@ -325,7 +351,8 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
         trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations,
                                  config.batch_size, _device(config), state, target=config.target,
                                  cuda_graph=None if config.cuda_graph else False, group_size=config.group_size,
-                                 progress=config.progress, position=position, lr_schedule=config.lr_schedule)
+                                 progress=config.progress, position=position, lr_schedule=config.lr_schedule,
+                                 **training_options(arch))
         for run, history in zip(trained, histories):
             write_csv(run.history, history)
         state.unlink(missing_ok=True)

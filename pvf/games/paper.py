@@ -7,12 +7,13 @@ fig. 4 (root move, trunk depth, and the sweep's last point: the K heaviest
 histories). Depths are OpenSpiel move numbers (chance moves count).
 `PARTICLE_GAMES`: games beyond the public tree's cap, whose fig. 4 is the
 particle-trunk sweep (`pvf.experiments.particle_sweep`) with small defaults.
+Network sizes are not here: they are model configs
+(`configs/model/<name>.yaml`, read by `pvf.trainers.configs`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 ALIASES = {
     "kuhn": "kuhn_poker",
@@ -63,7 +64,7 @@ class ParticleGame:
         root grows like K²: the exact LP fits up to K = 16 in Goofspiel-8 and 64
         in Goofspiel-13, beyond which rows are certified upper bounds; the particle
         tree's cap ends Goofspiel-8 at K = 64).
-    model_args: the particle network's sizes (`pvf.valuefn.particle.Particle`).
+    The network's sizes are a model config: `configs/model/particle-fixed-width.yaml` by default.
     """
 
     name: str
@@ -74,9 +75,6 @@ class ParticleGame:
     trunks: int = 4000
     max_steps: int = 4000
     draws: tuple[int, ...] = (1, 4, 16, 64)
-    model_args: tuple[tuple[str, Any], ...] = (
-        ("basis_hidden_width", 64), ("regression_hidden_width", 128), ("regression_layers", 3),
-    )
 
 
 PARTICLE_GAMES = {

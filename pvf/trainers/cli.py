@@ -1,8 +1,14 @@
 """`pvf train`: Lightning's CLI over the value-function module and the PBS data module.
 
-    pvf train fit --config configs/leduc_particle.yaml [--data.path FILE] [--run_dir DIR] [--print_config]
+    pvf train fit --config configs/data/leduc.yaml --config configs/model/particle.yaml [--data.path FILE]
+                  [--run-dir DIR] [--print_config]
     pvf train validate|test --config ... --ckpt_path C   (losses on the file's validation trunks)
 
+0. Configs compose (`pvf.trainers.configs`): `configs/train.yaml`, the
+   training defaults, is read first without being named (Lightning's
+   `default_config_files`), then a game's data config and a network's
+   model config. A config of the six removed `configs/<game>_<architecture>.yaml`
+   is one line naming the two that replace it (exit 2).
 1. The model is `ValueFunctionModule` (or a subclass) handed an architecture
    (`model.init_args.architecture: {class_path: pvf.valuefn.particle.Particle, ...}`).
 2. The data module reads the file's layout at construction; the CLI links
@@ -11,7 +17,8 @@
 3. Every run lives in `<run_dir>/<game>_<architecture>/` (default run_dir
    `runs`): the game from the data file (its short name, e.g. `leduc`), the
    architecture from the config. The loggers' `save_dir` is set there and
-   checkpoints follow the first logger, so `--run_dir` moves the whole run.
+   checkpoints follow the first logger, so `--run-dir` moves the whole run
+   (`--run_dir`, its old spelling, still works and says so on stderr).
 4. Errors users can cause (a bad file, option values the module or data
    refuse, an accelerator that is not there, a run that fails) are one line
    on stderr with exit status 2, and a failed run leaves no new version
@@ -34,6 +41,7 @@ from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError, say_on_stderr
 from pvf.games.paper import ALIASES
+from pvf.trainers.configs import CONFIG_DIR, TRAINING_DEFAULTS
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.lightning_warnings import ignore_lightning_warnings
 from pvf.trainers.module import ValueFunctionModule
@@ -47,7 +55,8 @@ class PvfLightningCLI(LightningCLI):
         return {k: v for k, v in LightningCLI.subcommands().items() if k != "predict"}
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
-        parser.add_argument("--run_dir", default="runs", help="runs go to RUN_DIR/<game>_<architecture>/ (logs and checkpoints)")
+        parser.add_argument("--run-dir", dest="run_dir", default="runs",
+                            help="runs go to RUN_DIR/<game>_<architecture>/ (logs and checkpoints)")
         parser.link_arguments(
             "data", "model.init_args.layout", compute_fn=lambda data: data.layout.to_dict(), apply_on="instantiate"
         )
@@ -75,10 +84,32 @@ def run_name(data_path: str, architecture_class_path: str) -> str:
     return f"{short}_{architecture}"
 
 
-def _alias_seed(arg: str) -> str:
-    """`--seed[=S]` -> `--seed_everything[=S]`; other arguments unchanged."""
+def _alias(arg: str) -> str:
+    """`--seed[=S]` -> `--seed_everything[=S]` (pvf's usual spelling); `--run_dir` -> `--run-dir`, said on stderr."""
     name, sep, value = arg.partition("=")
-    return ("--seed_everything" if name == "--seed" else name) + sep + value
+    if name == "--run_dir":
+        say_on_stderr("pvf train: --run_dir is now --run-dir")
+    return {"--seed": "--seed_everything", "--run_dir": "--run-dir"}.get(name, name) + sep + value
+
+
+_SPLIT_CONFIG = re.compile(r"(?P<game>[A-Za-z0-9]+)_(?P<model>[A-Za-z0-9-]+)\.yaml")
+
+
+def check_split_configs(argv: list[str]) -> None:
+    """PvfError naming the data and model configs that replace a removed `configs/<game>_<architecture>.yaml`."""
+    for i, arg in enumerate(argv):
+        name, sep, value = arg.partition("=")
+        if name != "--config":
+            continue
+        given = value if sep else (argv[i + 1] if i + 1 < len(argv) else "")
+        match = _SPLIT_CONFIG.fullmatch(Path(given).name)
+        if Path(given).exists() or not match:
+            continue
+        game, model = match["game"], match["model"]
+        if (CONFIG_DIR / "data" / f"{game}.yaml").is_file() and (CONFIG_DIR / "model" / f"{model}.yaml").is_file():
+            where = Path(given).parent
+            raise PvfError(f"{given} was split in two: use --config {where / 'data' / f'{game}.yaml'} "
+                           f"--config {where / 'model' / f'{model}.yaml'} (training defaults: configs/train.yaml)")
 
 
 def _entries(path: Path) -> set[Path] | None:
@@ -88,7 +119,12 @@ def _entries(path: Path) -> set[Path] | None:
 
 def train_main(argv: list[str]) -> int:
     """Run `pvf train ARGV` (Lightning's CLI); returns the exit status."""
-    argv = [_alias_seed(arg) for arg in argv]
+    argv = [_alias(arg) for arg in argv]
+    try:
+        check_split_configs(argv)
+    except PvfError as exc:
+        say_on_stderr(f"pvf train: error: {exc}")
+        return 2
     cli: PvfLightningCLI | None = None
     before: set[Path] | None = None
     created: Path | None = None  # the outermost folder of the run path that did not exist yet
@@ -101,6 +137,7 @@ def train_main(argv: list[str]) -> int:
             missing = [p for p in (self.run_path, *self.run_path.parents) if not p.exists()]
             created = missing[-1] if missing else None
 
+    defaults = {subcommand: {"default_config_files": [str(TRAINING_DEFAULTS)]} for subcommand in _Tracked.subcommands()}
     try:
         with warnings.catch_warnings():
             # `pvf` passes its own argv on; Lightning warns when sys.argv differs
@@ -114,7 +151,7 @@ def train_main(argv: list[str]) -> int:
                 auto_configure_optimizers=False,
                 args=argv,
                 save_config_kwargs={"overwrite": True},
-                parser_kwargs={"prog": "pvf train"},
+                parser_kwargs={"prog": "pvf train", **defaults},
             )
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         if isinstance(exc.__context__, KeyboardInterrupt):  # Lightning ends an interrupted fit with sys.exit(1)

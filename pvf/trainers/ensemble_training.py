@@ -67,6 +67,7 @@ def train_ensemble(
     state: str | Path | None = None,
     save_every_s: float = 60.0,
     target: str = "average",
+    val_fraction: float = 0.1,
     cuda_graph: bool | None = None,
     group_size: int | None = None,
     progress: bool = False,
@@ -79,6 +80,7 @@ def train_ensemble(
     device: "cpu" or "cuda" (trunk solves run CFR+ on the CPU, the nets where they are).
     state: file of the resumable training state (None: not saved).
     target: the profile trained on, "average" or "current" (as `train_value_function`).
+    val_fraction: share of each member's trunk strategies held out for validation (as `train_value_function`).
     cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
     group_size: members trained together (`MemberGroups`; None: `auto_group_size`).
     progress: a step bar on stderr; position: its line (one per ensemble trained at once).
@@ -86,14 +88,14 @@ def train_ensemble(
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
     trainer = MemberGroups.from_files(data, architecture, seeds, max_steps, batch_size, group_size, device=device,
-                                      target=target, cuda_graph=cuda_graph, **model_args)
+                                      target=target, val_fraction=val_fraction, cuda_graph=cuda_graph, **model_args)
     layout = trainer.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
     features = build_feature_tables(tree)
     check_features(features, layout)
     lp = TrunkExploitabilityLP(trunk)
-    validation = [_validation_set(path, seed, target) for path, seed in zip(data, seeds)]
+    validation = [_validation_set(path, seed, target, val_fraction) for path, seed in zip(data, seeds)]
     histories: list[list[dict[str, Any]]] = [[] for _ in seeds]
     val_loss = [math.nan] * len(seeds)
     val_epoch = [0] * len(seeds)  # Lightning first validates at the end of epoch 0

@@ -1,10 +1,11 @@
 """Train one value function from Python, with trunk exploitability logged (for `pvf reproduce`).
 
-The same pieces as `pvf train fit --config configs/<game>_<architecture>.yaml`:
+The same pieces as `pvf train fit --config configs/data/<game>.yaml --config configs/model/<name>.yaml`:
   1. `PbsDataModule` over the PBS file (validation split by trunk, seeded);
   2. `ValueFunctionModule` handed the architecture by name
      (`pvf.valuefn.registry`) with the paper's sizes (app. F) unless
-     overridden, its net built for the file's layout;
+     overridden (`pvf reproduce` passes a model config's arguments and the
+     training defaults', `pvf.trainers.configs`), its net built for the file's layout;
   3. a Lightning `Trainer` for `max_steps` optimizer steps, seeded, with
      `TrunkExploitabilityCallback` measuring every `every_n_steps` steps;
   4. the final weights saved as a `pvf train` checkpoint (loadable by
@@ -75,6 +76,7 @@ def train_value_function(
     progress: bool = False,
     accelerator: str = "cpu",
     target: str = "average",
+    val_fraction: float = 0.1,
     **model_args: Any,
 ) -> TrainingRun:
     """Train `architecture` on `data` for `max_steps` steps and save it to `checkpoint`.
@@ -83,11 +85,13 @@ def train_value_function(
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
     target: the profile whose values are trained on, "average" or "current" (PbsDataModule).
+    val_fraction: share of trunk strategies held out for validation (PbsDataModule).
     model_args: the architecture's hyper-parameters (e.g. num_layers, basis_layers)
         and the module's (lr, lr_schedule).
     """
     pl.seed_everything(seed, verbose=False)
-    datamodule = PbsDataModule(str(data), batch_size=batch_size, split_seed=seed, target=target)
+    datamodule = PbsDataModule(str(data), batch_size=batch_size, val_fraction=val_fraction, split_seed=seed,
+                               target=target)
     module_args = {k: model_args.pop(k) for k in ("lr", "lr_schedule") if k in model_args}
     net = make_architecture(architecture, **model_args)
     module = ValueFunctionModule(net, layout=datamodule.layout.to_dict(), **module_args)

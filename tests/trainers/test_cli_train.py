@@ -1,9 +1,9 @@
-"""`pvf train`: the shipped configs parse, a short CLI fit writes a loadable checkpoint and no Lightning deprecation."""
+"""`pvf train`: the shipped configs compose and parse, a short CLI fit writes a loadable checkpoint and no Lightning
+deprecation."""
 
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
 import yaml
@@ -12,14 +12,14 @@ from pvf.cli import main
 from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.trainers.cli import train_main
 from pvf.trainers.module import ValueFunctionModule
+from tests.trainers.config_args import CONFIGS, configs
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 NAMES = [f"{game}_{arch}" for game in ("leduc", "goofspiel5") for arch in ("positional", "particle", "attention")]
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_configs_print(name, capsys):
-    assert train_main(["fit", "--config", str(CONFIGS / f"{name}.yaml"), "--print_config"]) == 0
+    assert train_main(["fit", *configs(name), "--print_config"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     architecture = name.split("_")[1]
     assert printed["model"]["class_path"] == "pvf.trainers.module.ValueFunctionModule"
@@ -31,8 +31,11 @@ def test_configs_print(name, capsys):
 
 
 def test_paper_sizes_in_configs():
-    particle = yaml.safe_load((CONFIGS / "leduc_particle.yaml").read_text())["model"]["init_args"]["architecture"]["init_args"]
-    positional = yaml.safe_load((CONFIGS / "leduc_positional.yaml").read_text())["model"]["init_args"]["architecture"]["init_args"]
+    def sizes(model: str) -> dict:
+        config = yaml.safe_load((CONFIGS / "model" / f"{model}.yaml").read_text())
+        return config["model"]["init_args"]["architecture"]["init_args"]
+
+    particle, positional = sizes("particle"), sizes("positional")
     assert (particle["basis_layers"], particle["basis_hidden_multiplier"]) == (3, 3.0)
     assert (particle["regression_layers"], particle["regression_hidden_multiplier"]) == (5, 5.0)
     assert (positional["num_layers"], positional["hidden_multiplier"]) == (5, 5.0)
@@ -43,7 +46,7 @@ def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, mo
     monkeypatch.chdir(tmp_path)
     argv = [
         "train", "fit",
-        "--config", str(CONFIGS / f"{name}.yaml"),
+        *configs(name),
         "--data.path", str(leduc_file),
         "--data.target", "current",
         "--trainer.max_steps", "3",
@@ -69,7 +72,7 @@ def test_cli_fit_writes_a_weights_only_checkpoint(name, leduc_file, tmp_path, mo
 
 
 def test_cli_reports_a_bad_file_in_one_line(tmp_path, capsys):
-    code = train_main(["fit", "--config", str(CONFIGS / "leduc_particle.yaml"), "--data.path", str(tmp_path / "none.h5")])
+    code = train_main(["fit", *configs("leduc_particle"), "--data.path", str(tmp_path / "none.h5")])
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pvf train: error:") and "none.h5" in err and "\n" not in err
@@ -77,7 +80,7 @@ def test_cli_reports_a_bad_file_in_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("flag", [["--seed", "7"], ["--seed=7"]])
 def test_seed_is_seed_everything(flag, capsys):
-    assert train_main(["fit", "--config", str(CONFIGS / "leduc_positional.yaml"), *flag, "--print_config"]) == 0
+    assert train_main(["fit", *configs("leduc_positional"), *flag, "--print_config"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["seed_everything"] == 7
 
 
@@ -92,7 +95,7 @@ def test_an_interrupted_fit_says_so_and_exits_130(leduc_file, tmp_path, monkeypa
     monkeypatch.setattr(ValueFunctionModule, "training_step", interrupted)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        rc = main(["train", "fit", "--config", str(CONFIGS / "leduc_positional.yaml"), "--data.path", str(leduc_file),
+        rc = main(["train", "fit", *configs("leduc_positional"), "--data.path", str(leduc_file),
                    "--trainer.max_steps", "3", "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu"])
     finally:
         signal.signal(signal.SIGINT, handler)  # Lightning ignores Ctrl-C after an interrupt

@@ -2,7 +2,7 @@
 
 Runs are kept apart by game (from the data file) and architecture (from the
 config): the Leduc config on a Kuhn file writes `runs/kuhn_particle/`, and
-`--run_dir` moves logs and checkpoints together. Every error a user can
+`--run-dir` moves logs and checkpoints together (`--run_dir` too, saying it is now `--run-dir`). Every error a user can
 cause is checked with real processes' view of the file system: the
 directory is listed before and after.
 """
@@ -16,8 +16,7 @@ import pytest
 import torch
 
 from pvf.cli import main
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from tests.trainers.config_args import configs
 QUICK = ["--trainer.max_steps", "2", "--trainer.limit_val_batches", "1", "--trainer.val_check_interval", "2",
          "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu", "--data.batch_size", "4"]
 
@@ -27,7 +26,7 @@ def _listing(root: Path) -> list[str]:
 
 
 def _train(config: str, data: Path, *extra: str) -> int:
-    return main(["train", "fit", "--config", str(CONFIGS / f"{config}.yaml"), "--data.path", str(data), *QUICK, *extra])
+    return main(["train", "fit", *configs(config), "--data.path", str(data), *QUICK, *extra])
 
 
 def test_runs_are_named_by_the_data_and_the_architecture(kuhn_file, tmp_path, monkeypatch):
@@ -38,9 +37,12 @@ def test_runs_are_named_by_the_data_and_the_architecture(kuhn_file, tmp_path, mo
     assert (tmp_path / "runs" / "kuhn_particle" / "tensorboard" / "version_0" / "checkpoints" / "last.ckpt").is_file()
 
 
-def test_one_flag_moves_the_whole_run(kuhn_file, tmp_path, monkeypatch):
+@pytest.mark.parametrize("flag", ["--run-dir", "--run_dir"])
+def test_one_flag_moves_the_whole_run(flag, kuhn_file, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert _train("leduc_attention", kuhn_file, "--run_dir", "elsewhere") == 0
+    assert _train("leduc_attention", kuhn_file, flag, "elsewhere") == 0
+    moved = "pvf train: --run_dir is now --run-dir"
+    assert (moved in capsys.readouterr().err.splitlines()) == (flag == "--run_dir")
     assert os.listdir(tmp_path) == ["elsewhere"]
     run = tmp_path / "elsewhere" / "kuhn_attention"
     assert (run / "tensorboard" / "version_0" / "checkpoints" / "last.ckpt").is_file()
@@ -86,7 +88,7 @@ def test_test_subcommand_reports_the_held_out_loss(kuhn_file, tmp_path, monkeypa
     assert _train("leduc_positional", kuhn_file) == 0
     ckpt = tmp_path / "runs" / "kuhn_positional" / "tensorboard" / "version_0" / "checkpoints" / "last.ckpt"
     capsys.readouterr()
-    argv = ["train", "test", "--config", str(CONFIGS / "leduc_positional.yaml"), "--data.path", str(kuhn_file),
+    argv = ["train", "test", *configs("leduc_positional"), "--data.path", str(kuhn_file),
             "--trainer.accelerator", "cpu", "--trainer.enable_progress_bar", "false", "--ckpt_path", str(ckpt)]
     assert main(argv) == 0
     assert "test_loss" in capsys.readouterr().out
