@@ -44,7 +44,7 @@ class Solution:
 
     game: the canonical game string. iterations: CFR+ iterations.
     nash_conv: NashConv of the average policy; exploitability = nash_conv / 2 (OpenSpiel's).
-    value: player 1's expected payoff under it. seconds: wall time of CFR+.
+    value: player 1's expected payoff under it (its own payoff, also in a constant-sum game). seconds: wall time of CFR+.
     policy: {infostate string: {action: probability}} (OpenSpiel's strings, `pvf.solvers.tabular`).
     """
 
@@ -68,7 +68,7 @@ def solve(game: str, iterations: int = 1000) -> Solution:
     seconds = time.perf_counter() - start
     strategies = (result.average_strategy[0][0], result.average_strategy[1][0])
     nc = float(nash_conv(sequence_game, strategies)[0])
-    return Solution(tree.game_string, iterations, nc, nc / 2, float(result.value[0]), seconds,
+    return Solution(tree.game_string, iterations, nc, nc / 2, float(result.value[0]) + tree.utility_sum / 2, seconds,
                     to_tabular(sequence_game, strategies))
 
 

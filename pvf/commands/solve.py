@@ -56,9 +56,11 @@ def run(args: argparse.Namespace) -> int:
         "iterations": args.iterations,
         "nash_conv": nc,
         "exploitability": nc / 2.0,
-        "value": float(result.value[0]),
+        "value": float(result.value[0]) + tree.utility_sum / 2.0,
         "ms_per_iteration": 1000.0 * elapsed / args.iterations,
     }
+    if tree.utility_sum:
+        out["payoff_sum"] = tree.utility_sum  # constant-sum: the players' payoffs add up to this at every end
     if args.save_policy:
         with disk_errors(args.save_policy):
             save_policy(to_tabular(game, strategies), args.save_policy)
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"NashConv             {nc:.6g}   (sum of both best-response gains)")
         print(f"exploitability       {nc / 2:.6g}   (OpenSpiel convention: NashConv / 2)")
         print(f"value (player 1)     {out['value']:.9f}")
+        if tree.utility_sum:
+            print(f"payoff sum           {tree.utility_sum:g}   (constant-sum: player 2's value is the sum less player 1's)")
         print(f"ms per iteration     {out['ms_per_iteration']:.3f}")
         if args.save_policy:
             print(f"policy               {args.save_policy}")

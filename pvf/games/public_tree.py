@@ -58,7 +58,9 @@ class PublicTree:
     player: [H] player to move: 0, 1, CHANCE (-1) or TERMINAL (-4).
     chance_prob: [H] probability of the chance edge into the history (1 otherwise).
     chance_reach: [H] product of chance probabilities from the root.
-    utility: [H] player-1 utility at terminals (zero-sum normalised), 0 elsewhere.
+    utility: [H] player-1 utility at terminals (zero-sum normalised: (r₁ − r₂)/2), 0 elsewhere.
+    utility_sum: r₁ + r₂, the same at every terminal (0 in a zero-sum game): player 1's payoff
+        is utility + utility_sum / 2, player 2's utility_sum / 2 − utility.
     public_state: [H] public state index.
     infostate: [H, 2] augmented infostate index of each player, -1 at terminals.
     infostate_strings: per player, [I_n] OpenSpiel information-state strings.
@@ -94,6 +96,7 @@ class PublicTree:
     public_state_strings: list[str]
     public_state_infostates: tuple[list[np.ndarray], list[np.ndarray]]
     _string_index: tuple[dict[str, int], dict[str, int]] = field(repr=False)
+    utility_sum: float = 0.0
 
     @property
     def game_string(self) -> str:
@@ -237,6 +240,7 @@ def tree_from_records(
     pub_key: list[object] = []
     info_str: list[tuple[str | None, str | None]] = []
     acts: list[tuple[int, ...]] = []
+    sums: set[float] = set()
     for par, act, node, prob in records:
         state = node.state
         parent.append(par)
@@ -249,6 +253,7 @@ def tree_from_records(
         if state.is_terminal():
             r = state.returns()
             util.append((r[0] - r[1]) / 2.0)
+            sums.add(r[0] + r[1])
             info_str.append((None, None))
         else:
             util.append(0.0)
@@ -329,7 +334,19 @@ def tree_from_records(
         public_state_strings=pub_strings,
         public_state_infostates=ps_infos,
         _string_index=string_index,
+        utility_sum=_constant_sum(loaded, sums),
     )
+
+
+def _constant_sum(loaded: LoadedGame, sums: set[float]) -> float:
+    """The one r₁ + r₂ of every terminal (0 with none); PvfError if the payoffs are not constant-sum."""
+    if not sums:
+        return 0.0
+    low, high = min(sums), max(sums)
+    if high - low > 1e-9 * max(1.0, abs(high)):
+        raise PvfError(f"game {loaded.game_string!r} is not constant-sum: its terminal payoffs sum to {low:g} "
+                       f"and to {high:g}; pvf solves two-player zero-sum (or constant-sum) games")
+    return float(low)
 
 
 def _info_string(state: pyspiel.State, player: int) -> str:
