@@ -20,8 +20,10 @@
    checkpoints follow the first logger, so `--run-dir` moves the whole run
    (`--run_dir`, its old spelling, still works and says so on stderr).
 4. Errors users can cause (a bad file, option values the module or data
-   refuse, an accelerator that is not there, a run that fails) are one line
-   on stderr with exit status 2, and a failed run leaves no new version
+   refuse, an accelerator that is not there, a run that fails, and every
+   configuration mistake jsonargparse finds: a typo in a key, a wrong
+   class path, broken YAML, a missing config, `nan` where a number goes;
+   `pvf.trainers.config_errors`) are one line on stderr with exit status 2, and a failed run leaves no new version
    folder behind. `predict` is not offered (there is nothing to predict
    from a PBS file that `pvf evaluate` does not do better).
 5. `--seed S` is accepted as pvf's usual spelling of `--seed_everything S`.
@@ -41,10 +43,12 @@ from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError, say_on_stderr
 from pvf.games.paper import ALIASES
+from pvf.trainers.config_errors import accepted_keys, option_strings, summarize
 from pvf.trainers.configs import CONFIG_DIR, TRAINING_DEFAULTS
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.lightning_warnings import ignore_lightning_warnings
 from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn.registry import ARCHITECTURES
 
 
 class PvfLightningCLI(LightningCLI):
@@ -53,6 +57,18 @@ class PvfLightningCLI(LightningCLI):
     @staticmethod
     def subcommands() -> dict[str, set[str]]:
         return {k: v for k, v in LightningCLI.subcommands().items() if k != "predict"}
+
+    def init_parser(self, **kwargs) -> LightningArgumentParser:
+        """Lightning's parser, whose errors are one `PvfError` line instead of the usage text and a multi-line report."""
+        parser = super().init_parser(**kwargs)
+        configs = list(getattr(self, "config_files", ()))
+
+        def error(message: str, ex: Exception | None = None) -> None:
+            keys = accepted_keys([ValueFunctionModule, PbsDataModule, *ARCHITECTURES.values()])
+            raise PvfError(summarize(message, option_strings(parser.format_help()), keys, configs))
+
+        parser.error = error  # argparse and jsonargparse report every parse error through it
+        return parser
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_argument("--run-dir", dest="run_dir", default="runs",
@@ -112,6 +128,16 @@ def check_split_configs(argv: list[str]) -> None:
                            f"--config {where / 'model' / f'{model}.yaml'} (training defaults: configs/train.yaml)")
 
 
+def given_configs(argv: list[str]) -> list[str]:
+    """The files of every `--config F` / `--config=F` in `argv`."""
+    found = []
+    for i, arg in enumerate(argv):
+        name, sep, value = arg.partition("=")
+        if name == "--config" and (sep or i + 1 < len(argv)):
+            found.append(value if sep else argv[i + 1])
+    return found
+
+
 def _entries(path: Path) -> set[Path] | None:
     """Everything under `path`; None if it does not exist."""
     return set(path.rglob("*")) if path.is_dir() else None
@@ -130,6 +156,8 @@ def train_main(argv: list[str]) -> int:
     created: Path | None = None  # the outermost folder of the run path that did not exist yet
 
     class _Tracked(PvfLightningCLI):
+        config_files = given_configs(argv)
+
         def before_instantiate_classes(self) -> None:
             nonlocal cli, before, created
             super().before_instantiate_classes()
