@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pvf", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pvf {pvf.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit --config configs/X.yaml)")
+    sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit --config configs/X.yaml)",
+                   description="`pvf train`: Lightning's CLI over the value-function module and the PBS data module.")
     for name in SUBCOMMANDS:
         importlib.import_module(f"pvf.commands.{name}").add_parser(sub)
     return parser
