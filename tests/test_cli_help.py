@@ -27,8 +27,17 @@ COMMANDS = _commands(build_parser())
 
 def test_every_verb_is_listed():
     names = {" ".join(path) for path, _, _ in COMMANDS}
-    assert {"train", "experiment", "reproduce fig3", "reproduce fig4", "reproduce particles", "evaluate sparse",
-            "experiment linear", "experiment leaf-targets", "experiment particle-trunks"} <= names
+    assert {
+        "train",
+        "experiment",
+        "reproduce fig3",
+        "reproduce fig4",
+        "reproduce particles",
+        "evaluate sparse",
+        "experiment linear",
+        "experiment leaf-targets",
+        "experiment particle-trunks",
+    } <= names
 
 
 @pytest.mark.parametrize("path, listed, description", COMMANDS, ids=[" ".join(c[0]) for c in COMMANDS])

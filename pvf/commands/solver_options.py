@@ -18,7 +18,7 @@ from pvf.solvers.registry import DEFAULT_SOLVER, SOLVERS, solver_spec
 
 
 def add_solver_arguments(p: argparse.ArgumentParser, with_options: bool = True, purpose: str = "the solver") -> None:
-    """`--solver NAME` (default `DEFAULT_SOLVER`), and (if `with_options`) every solver's own options, one group each."""
+    """`--solver NAME` (default `DEFAULT_SOLVER`), and (if `with_options`) every solver's own options, a group each."""
     listed = "; ".join(f"{name}: {spec.help}" for name, spec in SOLVERS.items())
     p.add_argument("--solver", default=DEFAULT_SOLVER, help=f"{purpose}, default {DEFAULT_SOLVER} ({listed})")
     if not with_options:
@@ -44,8 +44,12 @@ def solver_from_args(args: argparse.Namespace) -> Solver:
     """The solver the options name; PvfError for unknown names, bad values, or options of another solver."""
     spec = solver_spec(solver_name(args))
     own = {option.dest for option in spec.options}
-    foreign = [(option.flag, name) for name, other in SOLVERS.items() for option in other.options
-               if option.dest not in own and getattr(args, option.dest, None) is not None]
+    foreign = [
+        (option.flag, name)
+        for name, other in SOLVERS.items()
+        for option in other.options
+        if option.dest not in own and getattr(args, option.dest, None) is not None
+    ]
     if foreign:
         flags = ", ".join(dict.fromkeys(flag for flag, _ in foreign))
         owners = " or ".join(f"--solver {name}" for name in dict.fromkeys(name for _, name in foreign))

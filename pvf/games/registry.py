@@ -20,7 +20,7 @@ from pvf.games.paper import ALIASES, PAPER_GAMES, PARTICLE_GAMES, PaperGame, Par
 
 @dataclass(frozen=True)
 class RegisteredGame:
-    """A short name's game: `game` (OpenSpiel string), `paper` (fig. 3 / fig. 4 settings), `particle` (fig. 4 beyond the tree)."""
+    """A short name's game: `game` (OpenSpiel string), `paper` (fig. 3 and 4), `particle` (fig. 4 beyond the tree)."""
 
     name: str
     game: str
@@ -31,8 +31,10 @@ class RegisteredGame:
     def help(self) -> str:
         """One line: the experiments the name takes part in, else its game string."""
         if self.paper is not None:
-            return (f"fig. 3 trunk to move {self.paper.fig3_depth}, fig. 4 roots at move "
-                    f"{self.paper.sparse_root_move} and trunk to move {self.paper.sparse_depth}")
+            return (
+                f"fig. 3 trunk to move {self.paper.fig3_depth}, fig. 4 roots at move "
+                f"{self.paper.sparse_root_move} and trunk to move {self.paper.sparse_depth}"
+            )
         if self.particle is not None:
             return f"particle trunks: roots at move {self.particle.root_move}, trunk to move {self.particle.depth}"
         return self.game

@@ -80,10 +80,13 @@ SOLVERS: dict[str, SolverSpec] = {
         "magnetic mirror descent with the dilated entropy (its last iterate)",
         solution="last iterate",
         options=(
-            SolverOption("schedule", f"one of {', '.join(SCHEDULE_NAMES)} (default {DEFAULT_SCHEDULE}; fixed when --alpha "
-                                     "is given)"),
-            SolverOption("alpha", "temperature; fixed: OpenSpiel's alpha, named schedules: the constant a of alpha_t",
-                         float),
+            SolverOption(
+                "schedule",
+                f"one of {', '.join(SCHEDULE_NAMES)} (default {DEFAULT_SCHEDULE}; fixed when --alpha is given)",
+            ),
+            SolverOption(
+                "alpha", "temperature; fixed: OpenSpiel's alpha, named schedules: the constant a of alpha_t", float
+            ),
             SolverOption("stepsize", "stepsize (fixed: default alpha/max|A|^2 as OpenSpiel)", float),
         ),
         from_options=_mmd_from_options,
@@ -105,6 +108,8 @@ def get_solver(name: str, schedule: Schedule | None = None) -> Solver:
     spec = solver_spec(name)
     if spec.settings is None:
         if schedule is not None:
-            raise PvfError(f"an MMD schedule was given for the {name} solver; pass --solver mmd or drop the schedule options")
+            raise PvfError(
+                f"an MMD schedule was given for the {name} solver; pass --solver mmd or drop the schedule options"
+            )
         return spec.solve
     return partial(spec.solve, **{spec.settings: schedule})
