@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pvf {pvf.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit "
-                   "--config configs/data/GAME.yaml --config configs/model/NET.yaml)")
+                   "--config configs/data/GAME.yaml --config configs/model/NET.yaml)",
+                   description="`pvf train`: Lightning's CLI over the value-function module and the PBS data module.")
     for name in SUBCOMMANDS:
         importlib.import_module(f"pvf.commands.{name}").add_parser(sub)
     return parser

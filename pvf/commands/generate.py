@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--depth", type=int, required=True, help="move number of the trunk's leaf public states (Leduc: 7, Goofspiel-5: 2)")
     p.add_argument("--trunks", type=int, required=True, help="number of random trunk strategies (paper: 1000)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf subgame (default 100, as the paper)")
-    add_solver_arguments(p, schedule_options=False)
+    add_solver_arguments(p, with_options=False, purpose="the targets' solver")
     p.add_argument("--out", required=True, metavar="F.h5", help="output file; its work directory is F.h5.parts")
     p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local", help="local process pool or Ray (RAY_ADDRESS, else a local instance)")

@@ -1,10 +1,10 @@
-"""`pvf reproduce fig3|fig4`: generate, train and evaluate end to end, writing CSV and PNG figures.
+"""`pvf reproduce fig3|fig4|particles`: generate, train and evaluate end to end, writing CSV and PNG figures.
 
-    pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle,attention] [--seeds 10]
-                       [--trunks 1000] [--max-steps 131072] [--out DIR]
-    pvf reproduce fig4 [the same options] [--fractions 1.0,0.9,...,0.1]
-    pvf reproduce fig4 --games goofspiel8,goofspiel13 [--draws 1,4,16,64] [--particle-trunks 4000]
-                       [--particle-steps 4000] [--seeds 3] [--save-policy]
+    pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle] [--seeds 10]
+                       [--trunks 1000] [--max-steps 131072] [--eval-every 64] [--out DIR]
+    pvf reproduce fig4 [the same options but --eval-every] [--fractions 1.0,0.9,...,0.1]
+    pvf reproduce particles [--games goofspiel8,goofspiel13] [--draws 1,4,16,64] [--particle-trunks 4000]
+                            [--particle-steps 4000] [--seeds 3] [--save-policy]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
@@ -16,162 +16,362 @@ seeds; a killed rerun continues from the last saved state);
 split into up to N parts, so that every core trains. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.experiments.reproduce). Figures are in the NashConv convention.
-Goofspiel-8 and -13 exceed the public tree: their fig. 4 is the particle-trunk
-sweep (docs/particles.md): 4,000 (Goofspiel-8) or 8,000 (Goofspiel-13)
-particle samples, 4,000 training steps, K up to 64 (256), exact by LP up to
-250,000 histories and a certified upper bound beyond; the seeds are the
-reference trunk ids.
+Goofspiel-8 and -13 exceed the public tree: `pvf reproduce particles` is
+their fig. 4, the particle-trunk sweep (docs/particles.md): 4,000
+(Goofspiel-8) or 8,000 (Goofspiel-13) particle samples, 4,000 training
+steps, K up to 64 (256), exact by LP up to 250,000 histories and a
+certified upper bound beyond; the seeds are the reference trunk ids. The
+games, architectures and solvers offered are the registries'
+(pvf.games.registry, pvf.valuefn.registry, pvf.solvers.registry).
+
+The old spelling `pvf reproduce fig4 --games goofspiel8,...` still works
+(one line on stderr names the new one), as do the options a figure does
+not use (a line on stderr says they are ignored).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any, Callable
 
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
-from pvf.errors import PvfError
+from pvf.commands.solver_options import add_solver_arguments, solver_name
+from pvf.errors import PvfError, say_on_stderr
+from pvf.experiments.reproduce import (
+    FIG3_ARCHITECTURES,
+    FIG4_ARCHITECTURES,
+    ReproduceConfig,
+    reproduce_fig3,
+    reproduce_fig4,
+)
+from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_output_dir
+from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
+
+FIGURES = {
+    "fig3": ("figure 3: trunk exploitability of value functions during training", "paper"),
+    "fig4": ("figure 4: sparse particle trunks from a share of the equilibrium's histories", "paper"),
+    "particles": (
+        "figure 4 beyond the public tree: particle data, a particle net, the particle-trunk sweep",
+        "particle",
+    ),
+}
+# The figure each figure-specific option belongs to, and its type; the other figures accept it (older scripts) and
+# ignore it.
+OWN_FIGURE: dict[str, tuple[str, type]] = {
+    "eval_every": ("fig3", int),
+    "fractions": ("fig4", str),
+    "draws": ("particles", str),
+    "particle_trunks": ("particles", int),
+    "particle_steps": ("particles", int),
+    "save_policy": ("particles", bool),
+}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("reproduce", help="reproduce the paper's figure 3 or 4 end to end", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("figure", choices=("fig3", "fig4"), help="fig3: exploitability during training; fig4: sparse trunks")
-    p.add_argument("--games", default="leduc,goofspiel5", help="comma-separated, from leduc, goofspiel5 (default both); fig4 also goofspiel8, goofspiel13 (particle trunks)")
-    p.add_argument("--architectures", help="comma-separated value-function architectures, from positional, particle, "
-                   "attention (default fig3: positional,particle; fig4: particle)")
-    p.add_argument("--seeds", type=int, default=10, help="number of seeds: datasets, training runs and tie-breaking (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
+    p = subparsers.add_parser(
+        "reproduce",
+        help="reproduce the paper's figure 3 or 4 (or 4 beyond the public tree) end to end",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    figures = p.add_subparsers(dest="figure", required=True, metavar="FIGURE")
+    adders: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+        "fig3": _fig3_options,
+        "fig4": _fig4_options,
+        "particles": _particle_options,
+    }
+    for figure, add_options in adders.items():
+        what, kind = FIGURES[figure]
+        line = f"{what} ({', '.join(reproducible(kind))})"
+        f = figures.add_parser(figure, help=line, description=f"{line[0].upper()}{line[1:]}.")
+        add_options(f)
+        _common_options(f, figure)
+        for name, (own, kind) in OWN_FIGURE.items():  # accepted for older scripts, not listed
+            if own != figure:
+                flag = f"--{name.replace('_', '-')}"
+                if kind is bool:
+                    f.add_argument(flag, dest=name, action="store_true", help=argparse.SUPPRESS)
+                else:
+                    f.add_argument(flag, dest=name, type=kind, default=None, help=argparse.SUPPRESS)
+        f.set_defaults(func=run)
+
+
+def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
+    p.add_argument(
+        "--games",
+        default=",".join(reproducible("paper")),
+        help=f"comma-separated, from {games_help('paper')}; default all",
+    )
+    default = ",".join(FIG3_ARCHITECTURES if figure == "fig3" else FIG4_ARCHITECTURES)
+    choices = ARCHITECTURES if figure == "fig3" else particle_architectures()
+    listed = "; ".join(f"{name}: {ARCHITECTURES[name].help}" for name in choices)
+    p.add_argument(
+        "--architectures", help=f"comma-separated value-function architectures (default {default}), from {listed}"
+    )
+
+
+def _training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
-    p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
-    p.add_argument("--solver", choices=("cfr+", "mmd"), default="cfr+",
-                   help="targets' solver: cfr+ (default) or mmd (its last iterate; data files get -mmd)")
-    p.add_argument("--target", choices=("average", "current"), default="average",
-                   help="train on CFR+'s average profile (default) or last iterate (checkpoints get -current)")
+    add_solver_arguments(p, with_options=False, purpose="the targets' solver (data files get -<solver> but for cfr+)")
+    p.add_argument(
+        "--target",
+        choices=("average", "current"),
+        default="average",
+        help="train on CFR+'s average profile (default) or last iterate (checkpoints get -current)",
+    )
     p.add_argument("--max-steps", type=int, default=131072, help="training steps (default 131072 = 2048 x 64)")
-    p.add_argument("--eval-every", type=int, default=64, help="fig3: steps between trunk-exploitability measurements (default 64)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="training processes at once (default 1; e.g. the number of cores): ensembles, on a CPU each "
+        "network's seeds split into up to N parts, or with --separate-runs single runs",
+    )
+    p.add_argument(
+        "--lr-schedule",
+        choices=("constant", "cosine"),
+        default="constant",
+        help="Adam's learning rate: constant 1e-3 (default, the authors') or cosine-annealed to 0",
+    )
+    p.add_argument(
+        "--separate-runs",
+        action="store_true",
+        help="one training run per seed instead of one ensemble per network (slower)",
+    )
+    p.add_argument(
+        "--no-cuda-graph",
+        dest="cuda_graph",
+        action="store_false",
+        help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)",
+    )
+    p.add_argument(
+        "--group-size",
+        type=int,
+        help="members of an ensemble trained together, group after group between measurements (default: "
+        "all on a GPU; on a CPU as many as keep their training state in about 24 MB, e.g. all of "
+        "Leduc's, one of Goofspiel-5's)",
+    )
+
+
+def _fig3_options(p: argparse.ArgumentParser) -> None:
+    _paper_games_option(p, "fig3")
+    _training_options(p)
+    p.add_argument(
+        "--eval-every", type=int, default=64, help="steps between trunk-exploitability measurements (default 64)"
+    )
+
+
+def _fig4_options(p: argparse.ArgumentParser) -> None:
+    _paper_games_option(p, "fig4")
+    _training_options(p)
+    p.add_argument(
+        "--fractions",
+        default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1",
+        help="shares of the equilibrium's support histories kept (default 1.0,0.9,...,0.1)",
+    )
+
+
+def _particle_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--games",
+        default=",".join(reproducible("particle")),
+        help=f"comma-separated, from {games_help('particle')}; default all",
+    )
+    p.add_argument(
+        "--draws",
+        help="comma-separated K of the sweep (default 1,4,16,64; goofspiel13 also 256; "
+        "beyond the LP: certified upper bounds)",
+    )
+    p.add_argument("--particle-trunks", type=int, help="dataset samples (default 4000; goofspiel13 8000)")
+    p.add_argument("--particle-steps", type=int, help="training steps of the particle net (default 4000)")
+    p.add_argument(
+        "--save-policy",
+        action="store_true",
+        help="also write fig4-<game>-policy.json (restricted games and trunk strategies)",
+    )
+
+
+def _common_options(p: argparse.ArgumentParser, figure: str) -> None:
+    seeds = (
+        "the sweep's reference trunks; the first also seeds the dataset and the net"
+        if figure == "particles"
+        else "datasets, training runs and tie-breaking"
+    )
+    p.add_argument("--seeds", type=int, default=10, help=f"number of seeds: {seeds} (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
+    p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
     p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
     p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in every trunk (default 100)")
-    p.add_argument("--fractions", default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1", help="fig4: shares of support histories kept")
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="training processes at once (default 1; e.g. the number of cores): ensembles, on a CPU each "
-                        "network's seeds split into up to N parts, or with --separate-runs single runs")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)")
-    p.add_argument("--lr-schedule", choices=("constant", "cosine"), default="constant",
-                   help="Adam's learning rate: constant 1e-3 (default, the authors') or cosine-annealed to 0")
-    p.add_argument("--separate-runs", action="store_true",
-                   help="one training run per seed instead of one ensemble per network (slower)")
-    p.add_argument("--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)")
-    p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
-                   help="on a GPU, run each ensemble step as plain kernels instead of one replayed CUDA graph (the default)")
-    p.add_argument("--group-size", type=int,
-                   help="members of an ensemble trained together, group after group between measurements (default: "
-                        "all on a GPU; on a CPU as many as keep their training state in about 24 MB, e.g. all of "
-                        "Leduc's, one of Goofspiel-5's)")
-    p.add_argument("--draws", help="particle games: comma-separated K of the sweep (default 1,4,16,64; goofspiel13 also 256; beyond the LP: certified upper bounds)")
-    p.add_argument("--particle-trunks", type=int, help="particle games: dataset samples (default 4000; goofspiel13 8000)")
-    p.add_argument("--particle-steps", type=int, help="particle games: training steps (default 4000)")
-    p.add_argument("--save-policy", action="store_true",
-                   help="particle games: also write fig4-<game>-policy.json (restricted games and trunk strategies)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1: these nets are small, extra threads slowed training 7x on 2 cores)",
+    )
+    p.add_argument(
+        "--accelerator", choices=("cpu", "gpu", "auto"), default="cpu", help="training accelerator (default cpu)"
+    )
     p.add_argument("--out", default="runs/reproduce", help="output directory (default runs/reproduce)")
     add_progress_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from pvf.experiments.reproduce import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES, GAMES, ReproduceConfig, reproduce_fig3, reproduce_fig4
-    from pvf.games.paper import PARTICLE_GAMES
-    from pvf.valuefn.registry import ARCHITECTURES
+    options, notes = config_options(args)
+    config = ReproduceConfig(**options, out=check_output_dir(args.out, "--out"), progress=progress_wanted(args))
+    for note in notes:  # only once every option is known good: an error stays one line
+        say_on_stderr(note)
+    torch.set_num_threads(args.threads)
+    summary = reproduce_fig3(config) if args.figure == "fig3" else reproduce_fig4(config)
+    figure = "fig4" if args.figure == "particles" else args.figure  # both write fig4-<game> files
+    if args.json:
+        print(
+            json.dumps(
+                {"figure": figure, "convention": "NashConv (OpenSpiel's exploitability is half)", "games": summary}
+            )
+        )
+        return 0
+    particle_games = reproducible("particle")
+    for game, result in summary.items():
+        print(f"{figure} {game}: {result['csv']}, {result['png']}")
+        if game in particle_games:
+            need = result["positional_inputs"]
+            print(f"  particle trunks (data {result['data']}); a positional VF would need {need:,} inputs")
+            for row in result["points"]:
+                print(
+                    f"  {row['evaluator']:<12} K {row['draws']:>4} ({row['particles_mean']:.1f} particles): "
+                    f"{row['exploitability_mean']:.5f} ± {row['exploitability_std']:.5f}"
+                    + ("" if row["measure"] == "exact" else f" ({row['measure']}, gap <= {row['gap_max']:.4f})")
+                )
+            continue
+        if figure == "fig3":
+            for arch in config.architectures:
+                r = result[arch]
+                print(
+                    f"  {arch:<10} step {r['step']:>7}: trunk exploitability {r['trunk_exploitability_mean']:.5f} "
+                    f"± {r['trunk_exploitability_std']:.5f} (NashConv), training MSE {r['train_loss_mean']:.3e}"
+                )
+        else:
+            print(
+                f"  {result['architecture']}: support {result['support_histories']} of {result['root_histories']} root "
+                f"histories; uniform {result['uniform_exploitability']:.5f} "
+                f"(root move fixed: {result['uniform_root_exploitability']:.5f})"
+            )
+            for row in result["points"]:
+                print(
+                    f"  {row['point']:<12} {row['num_histories']:>4} histories: {row['exploitability_mean']:.5f} "
+                    f"± {row['exploitability_std']:.5f} (root move fixed: {row['root_exploitability_mean']:.5f} "
+                    f"± {row['root_exploitability_std']:.5f})"
+                )
+    return 0
 
+
+def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """`ReproduceConfig`'s fields from the options, every value checked (a one-line `PvfError`) before any work,
+    and the lines for stderr about the old spelling and ignored options."""
+    figure = args.figure
+    paper, particle = reproducible("paper"), reproducible("particle")
+    offered = particle if figure == "particles" else paper
     games = tuple(g.strip() for g in args.games.split(",") if g.strip())
-    unknown = [g for g in games if g not in GAMES]
+    moved = [g for g in games if g in particle] if figure == "fig4" else []  # the old spelling of `particles`
+    unknown = [g for g in games if g not in offered and g not in moved]
+    if figure == "fig3" and any(g in particle for g in unknown):
+        exceed = [g for g in unknown if g in particle]
+        raise PvfError(
+            f"fig3 needs the public tree, which {', '.join(exceed)} exceed; their fig. 4 is "
+            f"`pvf reproduce particles --games {','.join(exceed)}`"
+        )
     if unknown or not games:
-        raise PvfError(f"--games takes names from {', '.join(GAMES)}; got {args.games!r}")
-    default = FIG3_ARCHITECTURES if args.figure == "fig3" else FIG4_ARCHITECTURES
-    architectures = tuple(a.strip() for a in args.architectures.split(",") if a.strip()) if args.architectures else default
+        raise PvfError(f"--games takes names from {', '.join(offered)}; got {args.games!r}")
+    notes = (
+        [f"pvf reproduce: `fig4 --games {','.join(moved)}` is now `pvf reproduce particles --games {','.join(moved)}`"]
+        if moved
+        else []
+    )
+    notes += [
+        f"pvf reproduce {figure}: --{name.replace('_', '-')} applies to `pvf reproduce {own}` only; ignored"
+        for name, (own, _) in OWN_FIGURE.items()
+        if own != figure and getattr(args, name) not in (None, False) and not (moved and own == "particles")
+    ]
+    require_positive(args, "seeds", "cfr_iterations", "batch_size", "iterations", "workers", "threads")
+    if args.seed < 0:
+        raise PvfError(f"--seed must be non-negative, got {args.seed}")
+    options: dict[str, Any] = {
+        "games": games,
+        "seeds": tuple(range(args.seed, args.seed + args.seeds)),
+        "cfr_iterations": args.cfr_iterations,
+        "batch_size": args.batch_size,
+        "iterations": args.iterations,
+        "workers": args.workers,
+        "accelerator": args.accelerator,
+    }
+    if figure == "particles" or moved:
+        options.update(_particle_config(args))
+    if figure != "particles":
+        options.update(_training_config(args, FIG3_ARCHITECTURES if figure == "fig3" else FIG4_ARCHITECTURES))
+    return options, notes
+
+
+def _training_config(args: argparse.Namespace, default_architectures: tuple[str, ...]) -> dict[str, Any]:
+    """fig3 / fig4: architectures, datasets and training, and the figure's own option."""
+    figure = args.figure
+    architectures = (
+        tuple(a.strip() for a in args.architectures.split(",") if a.strip())
+        if args.architectures
+        else default_architectures
+    )
     unknown = [a for a in architectures if a not in ARCHITECTURES]
     if unknown or not architectures:
         raise PvfError(f"--architectures takes names from {', '.join(ARCHITECTURES)}; got {args.architectures!r}")
-    if args.figure == "fig4" and "positional" in architectures:
-        raise PvfError("fig4 sweeps sparse particle trunks: pass particle architectures (particle, attention)")
-    require_positive(
-        args, "seeds", "trunks", "cfr_iterations", "max_steps", "eval_every", "batch_size", "iterations", "workers", "jobs", "threads"
-    )
-    if args.seed < 0:
-        raise PvfError(f"--seed must be non-negative, got {args.seed}")
-    try:
-        fractions = tuple(float(f) for f in args.fractions.split(",") if f.strip())
-    except ValueError:
-        raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
-    particle = [g for g in games if g in PARTICLE_GAMES]
-    if particle and args.figure == "fig3":
-        raise PvfError(f"fig3 needs the public tree, which {', '.join(particle)} exceed; they have fig4 (particle trunks) only")
+    if figure == "fig4" and any(a not in particle_architectures() for a in architectures):
+        raise PvfError(
+            f"fig4 sweeps sparse particle trunks: pass particle architectures ({', '.join(particle_architectures())})"
+        )
+    require_positive(args, "trunks", "max_steps", "jobs", *(["eval_every"] if figure == "fig3" else []))
+    if args.group_size is not None and args.group_size < 1:
+        raise PvfError(f"--group-size must be positive, got {args.group_size}")
+    options = {
+        "architectures": architectures,
+        "trunks": args.trunks,
+        "solver": solver_name(args),
+        "target": args.target,
+        "max_steps": args.max_steps,
+        "jobs": args.jobs,
+        "lr_schedule": args.lr_schedule,
+        "separate_runs": args.separate_runs,
+        "cuda_graph": args.cuda_graph,
+        "group_size": args.group_size,
+    }
+    if figure == "fig3":
+        options["eval_every"] = args.eval_every
+    else:
+        try:
+            options["fractions"] = tuple(float(f) for f in args.fractions.split(",") if f.strip())
+        except ValueError:
+            raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
+    return options
+
+
+def _particle_config(args: argparse.Namespace) -> dict[str, Any]:
+    """particles (or fig4's old spelling): the sweep's K, the particle dataset and training, the policy file."""
     try:
         draws = tuple(int(k) for k in args.draws.split(",")) if args.draws else None
     except ValueError:
         raise PvfError(f"--draws takes comma-separated integers, got {args.draws!r}") from None
     if draws is not None and (not draws or min(draws) < 1):
         raise PvfError(f"--draws must be positive, got {args.draws!r}")
-    for name in ("particle_trunks", "particle_steps", "group_size"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise PvfError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
-    out = check_output_dir(args.out, "--out")
-    torch.set_num_threads(args.threads)
-    config = ReproduceConfig(
-        out=out,
-        games=games,
-        architectures=architectures,
-        seeds=tuple(range(args.seed, args.seed + args.seeds)),
-        trunks=args.trunks,
-        cfr_iterations=args.cfr_iterations,
-        solver=args.solver,
-        target=args.target,
-        max_steps=args.max_steps,
-        eval_every=args.eval_every,
-        batch_size=args.batch_size,
-        iterations=args.iterations,
-        workers=args.workers,
-        jobs=args.jobs,
-        lr_schedule=args.lr_schedule,
-        accelerator=args.accelerator,
-        separate_runs=args.separate_runs,
-        cuda_graph=args.cuda_graph,
-        group_size=args.group_size,
-        fractions=fractions,
-        progress=progress_wanted(args),
-        particle_trunks=args.particle_trunks,
-        particle_steps=args.particle_steps,
-        draws=draws,
-        save_policy=args.save_policy,
-    )
-    summary = reproduce_fig3(config) if args.figure == "fig3" else reproduce_fig4(config)
-    if args.json:
-        print(json.dumps({"figure": args.figure, "convention": "NashConv (OpenSpiel's exploitability is half)", "games": summary}))
-        return 0
-    for game, result in summary.items():
-        print(f"{args.figure} {game}: {result['csv']}, {result['png']}")
-        if game in PARTICLE_GAMES:
-            print(f"  particle trunks (data {result['data']}); a positional VF would need {result['positional_inputs']:,} inputs")
-            for row in result["points"]:
-                print(f"  {row['evaluator']:<12} K {row['draws']:>4} ({row['particles_mean']:.1f} particles): "
-                      f"{row['exploitability_mean']:.5f} ± {row['exploitability_std']:.5f}"
-                      + ("" if row["measure"] == "exact" else f" ({row['measure']}, gap <= {row['gap_max']:.4f})"))
-            continue
-        if args.figure == "fig3":
-            for arch in architectures:
-                r = result[arch]
-                print(f"  {arch:<10} step {r['step']:>7}: trunk exploitability {r['trunk_exploitability_mean']:.5f} "
-                      f"± {r['trunk_exploitability_std']:.5f} (NashConv), training MSE {r['train_loss_mean']:.3e}")
-        else:
-            print(f"  {result['architecture']}: support {result['support_histories']} of {result['root_histories']} root histories; "
-                  f"uniform {result['uniform_exploitability']:.5f} (root move fixed: {result['uniform_root_exploitability']:.5f})")
-            for row in result["points"]:
-                print(f"  {row['point']:<12} {row['num_histories']:>4} histories: {row['exploitability_mean']:.5f} "
-                      f"± {row['exploitability_std']:.5f} (root move fixed: {row['root_exploitability_mean']:.5f} "
-                      f"± {row['root_exploitability_std']:.5f})")
-    return 0
+    for name in ("particle_trunks", "particle_steps"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise PvfError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    return {
+        "draws": draws,
+        "save_policy": args.save_policy,
+        "particle_trunks": args.particle_trunks,
+        "particle_steps": args.particle_steps,
+    }

@@ -1,8 +1,8 @@
-"""`pvf solve GAME`: full-game CFR+ (or MMD), the smallest end-to-end check.
+"""`pvf solve GAME`: full-game CFR+ (or any registered solver), the smallest end-to-end check.
 
 Prints NashConv (exact best responses), OpenSpiel's exploitability
 (NashConv / 2), player 1's value of the solver's solution (CFR+: the
-average profile; `--solver mmd`: the last iterate) and the time per
+average profile; `--solver mmd`: the last iterate; pvf.solvers.registry) and the time per
 iteration; optionally writes that policy as JSON keyed by OpenSpiel
 information-state strings.
 """
@@ -17,17 +17,18 @@ import numpy as np
 
 from pvf.commands import require_positive, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
+from pvf.solvers.registry import SOLVERS
 from pvf.outputs import check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("solve", help="solve a whole game with CFR+ or MMD and report NashConv", description=__doc__)
+    p = subparsers.add_parser("solve", help="solve a whole game (CFR+, MMD, ...) and report NashConv", description=__doc__)
     p.add_argument("game", help="OpenSpiel game string, e.g. leduc_poker or 'goofspiel(num_cards=4,imp_info=True,points_order=descending)'")
     p.add_argument("--iterations", type=int, default=1000, help="solver iterations (default 1000)")
     add_solver_arguments(p)
     p.add_argument("--save-policy", metavar="F.json", help="write the solution policy {infostate: {action: prob}}")
     p.add_argument("--max-histories", type=int, default=None, help="game-size cap: refuse games with more histories (default 2,000,000)")
-    p.add_argument("--seed", type=int, default=0, help="unused (both solvers are deterministic); accepted for uniformity")
+    p.add_argument("--seed", type=int, default=0, help="unused (the solvers are deterministic); accepted for uniformity")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         print(f"game                 {out['game']}")
-        print(f"solver               {args.solver} ({'last iterate' if args.solver == 'mmd' else 'average strategy'})")
+        print(f"solver               {args.solver} ({SOLVERS[args.solver].solution})")
         print(f"iterations           {args.iterations}")
         print(f"NashConv             {nc:.6g}   (sum of both best-response gains)")
         print(f"exploitability       {nc / 2:.6g}   (OpenSpiel convention: NashConv / 2)")

@@ -1,8 +1,11 @@
-"""The --solver / --schedule / --alpha / --stepsize options shared by the commands that solve.
+"""`--solver` and each solver's own options, derived from the solver registry (`pvf.solvers.registry.SOLVERS`).
 
-`add_solver_arguments` registers them; `solver_from_args` turns them into a
-solver with `cfr_plus`'s call signature (`pvf.solvers.get_solver`), with a
-one-line `PvfError` for a bad value or an MMD option given to CFR+.
+`add_solver_arguments` registers `--solver` (its help lists every
+registered solver) and, unless told not to, one option group per solver
+with options (MMD: `--schedule`, `--alpha`, `--stepsize`). `solver_name`
+checks the name; `solver_from_args` builds the solver (`cfr_plus`'s call
+signature) from the options, with a one-line `PvfError` for an unknown
+name, a bad value, or an option of another solver.
 """
 
 from __future__ import annotations
@@ -10,28 +13,45 @@ from __future__ import annotations
 import argparse
 
 from pvf.errors import PvfError
+from pvf.solvers.interface import Solver
+from pvf.solvers.registry import DEFAULT_SOLVER, SOLVERS, solver_spec
 
 
-def add_solver_arguments(p: argparse.ArgumentParser, schedule_options: bool = True) -> None:
-    """--solver, and (if `schedule_options`) MMD's --schedule, --alpha, --stepsize."""
-    p.add_argument("--solver", default="cfr+", help="cfr+ (average strategy) or mmd (magnetic mirror descent, last iterate); default cfr+")
-    if schedule_options:
-        p.add_argument("--schedule", default=None, help="mmd: alternating (default), sqrt, paper, or fixed (the default when --alpha is given)")
-        p.add_argument("--alpha", type=float, default=None, help="mmd: temperature; fixed: OpenSpiel's alpha, named schedules: the constant a of alpha_t")
-        p.add_argument("--stepsize", type=float, default=None, help="mmd: stepsize (fixed: default alpha/max|A|^2 as OpenSpiel)")
+def add_solver_arguments(p: argparse.ArgumentParser, with_options: bool = True, purpose: str = "the solver") -> None:
+    """`--solver NAME` (default `DEFAULT_SOLVER`), and (if `with_options`) every solver's own options, a group each."""
+    listed = "; ".join(f"{name}: {spec.help}" for name, spec in SOLVERS.items())
+    p.add_argument("--solver", default=DEFAULT_SOLVER, help=f"{purpose}, default {DEFAULT_SOLVER} ({listed})")
+    if not with_options:
+        return
+    added: set[str] = set()
+    for name, spec in SOLVERS.items():
+        options = [option for option in spec.options if option.dest not in added]
+        if options:
+            group = p.add_argument_group(f"--solver {name} options")
+            for option in options:
+                group.add_argument(option.flag, type=option.type, default=None, help=option.help)
+                added.add(option.dest)
 
 
-def solver_from_args(args: argparse.Namespace):
-    """The solver the options name; PvfError for unknown names, bad values, or MMD options with cfr+."""
-    from pvf.solvers import SOLVER_NAMES, get_solver
-    from pvf.solvers.mmd import make_schedule
+def solver_name(args: argparse.Namespace) -> str:
+    """`--solver`, checked against the registry (a one-line `PvfError` naming the known solvers)."""
+    if args.solver not in SOLVERS:
+        raise PvfError(f"unknown --solver {args.solver!r}; choose one of: {', '.join(SOLVERS)}")
+    return args.solver
 
-    if args.solver not in SOLVER_NAMES:
-        raise PvfError(f"unknown --solver {args.solver!r}; choose one of: {', '.join(SOLVER_NAMES)}")
-    given = [f"--{k}" for k in ("schedule", "alpha", "stepsize") if getattr(args, k, None) is not None]
-    if args.solver != "mmd":
-        if given:
-            raise PvfError(f"{', '.join(given)} only apply to --solver mmd")
-        return get_solver(args.solver)
-    schedule = make_schedule(getattr(args, "schedule", None), getattr(args, "alpha", None), getattr(args, "stepsize", None))
-    return get_solver("mmd", schedule)
+
+def solver_from_args(args: argparse.Namespace) -> Solver:
+    """The solver the options name; PvfError for unknown names, bad values, or options of another solver."""
+    spec = solver_spec(solver_name(args))
+    own = {option.dest for option in spec.options}
+    foreign = [
+        (option.flag, name)
+        for name, other in SOLVERS.items()
+        for option in other.options
+        if option.dest not in own and getattr(args, option.dest, None) is not None
+    ]
+    if foreign:
+        flags = ", ".join(dict.fromkeys(flag for flag, _ in foreign))
+        owners = " or ".join(f"--solver {name}" for name in dict.fromkeys(name for _, name in foreign))
+        raise PvfError(f"{flags} only apply to {owners}")
+    return spec.build(**{option.dest: getattr(args, option.dest, None) for option in spec.options})

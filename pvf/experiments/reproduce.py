@@ -1,4 +1,4 @@
-"""`pvf reproduce fig3|fig4`: the paper's experiments end to end, from Python APIs.
+"""`pvf reproduce fig3|fig4|particles`: the paper's experiments end to end, from Python APIs.
 
 Figure 3 (per game; Leduc trunk depth 7, Goofspiel-5 depth 2), per seed s:
   1. generate the PBS dataset with seed s (`pvf.datasets.generate`; a

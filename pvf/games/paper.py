@@ -55,7 +55,7 @@ PAPER_GAMES = {
 
 @dataclass(frozen=True)
 class ParticleGame:
-    """Fig. 4 generalised for a game the public tree cannot hold (`pvf reproduce fig4 --games goofspiel13`).
+    """Fig. 4 generalised for a game the public tree cannot hold (`pvf reproduce particles --games goofspiel13`).
 
     root_move, depth: the particle trunk (the network is trained on particle data at `depth`).
     particles: K histories per dataset sample. trunks, max_steps: the default

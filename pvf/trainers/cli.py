@@ -179,7 +179,7 @@ def train_main(argv: list[str]) -> int:
                 auto_configure_optimizers=False,
                 args=argv,
                 save_config_kwargs={"overwrite": True},
-                parser_kwargs={"prog": "pvf train", **defaults},
+                parser_kwargs={"prog": "pvf train", "description": __doc__.splitlines()[0], **defaults},
             )
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         if isinstance(exc.__context__, KeyboardInterrupt):  # Lightning ends an interrupted fit with sys.exit(1)

@@ -1,8 +1,13 @@
 """The architectures by name: "positional", "particle", "attention".
 
 `ARCHITECTURES` maps each name (the one a checkpoint stores) to its
-`Architecture` class; `architecture(name, **hyper_parameters)` builds one.
-A new architecture is one module under `pvf.valuefn` plus one line here.
+`Architecture` class, which carries its one-line `help`;
+`architecture(name, **hyper_parameters)` builds one. The `pvf` commands
+derive `--architectures`' choices and help from this mapping, and
+`particle_architectures()` (those that read a PBS as a set of particles,
+`ParticleEncoding`) are the ones sparse trunks can use. A new architecture
+is its modules (the net in `pvf.nets`, the architecture in `pvf.valuefn`)
+plus one entry here.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 from pvf.errors import PvfError
 from pvf.valuefn.architecture import Architecture
 from pvf.valuefn.attention import Attention
-from pvf.valuefn.particle import Particle
+from pvf.valuefn.particle import Particle, ParticleEncoding
 from pvf.valuefn.positional import Positional
 
 ARCHITECTURES: dict[str, type[Architecture]] = {cls.name: cls for cls in (Positional, Particle, Attention)}
@@ -24,6 +29,11 @@ def architecture_class(name: str) -> type[Architecture]:
     if name not in ARCHITECTURES:
         raise PvfError(f"unknown value-function architecture {name!r}; choose from {', '.join(ARCHITECTURES)}")
     return ARCHITECTURES[name]
+
+
+def particle_architectures() -> tuple[str, ...]:
+    """The registered architectures that read a PBS as a set of particles: the ones sparse (particle) trunks can use."""
+    return tuple(name for name, cls in ARCHITECTURES.items() if issubclass(cls, ParticleEncoding))
 
 
 def architecture(name: str, **hyper_parameters: Any) -> Architecture:
