@@ -41,7 +41,8 @@ from pvf.nets.distinct_rows import every_row
 from pvf.datasets.layout import DataLayout
 from pvf.trainers.data import PbsCollate, PbsSample, PbsTorchDataset
 from pvf.trainers.module import ValueFunctionModule
-from pvf.valuefn import ARCHITECTURES, architecture
+from pvf.valuefn import ARCHITECTURES
+from pvf.valuefn.registry import make_architecture
 from pvf.valuefn.architecture import Architecture, Batch
 
 GAMES = {"leduc": ("leduc_poker", 7), "goofspiel5": ("goofspiel5", 2)}
@@ -111,7 +112,7 @@ def time_fetch(path: Path, layout: DataLayout, batch_size: int, batches: int = 2
     with PBSDataset(path) as ds:
         batches = min(batches, ds.num_samples // batch_size)
     dataset = PbsTorchDataset(path, np.arange(batches * batch_size))
-    collate, particle = PbsCollate(), architecture("particle")
+    collate, particle = PbsCollate(), make_architecture("particle")
     rates = []
     for fetch in (dataset.__getitems__, lambda idx: [dataset[i] for i in idx]):
         start = time.perf_counter()
@@ -152,7 +153,7 @@ def main() -> None:
         layout, samples = synthetic_samples(*GAMES[name], count=POOL * args.batch_size)
         collate = PbsCollate()
         print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)}; collate + encode "
-              + ", ".join(f"{a} {time_collate(architecture(a), layout, samples, args.batch_size):,.0f}" for a in ARCHITECTURES)
+              + ", ".join(f"{a} {time_collate(make_architecture(a), layout, samples, args.batch_size):,.0f}" for a in ARCHITECTURES)
               + " samples/s")
         data = None
         if args.loop:
@@ -162,7 +163,7 @@ def main() -> None:
             batched, single = time_fetch(data, layout, args.batch_size)
             print(f"  fetch + collate: batched {batched:,.0f} samples/s, sample by sample {single:,.0f} ({batched / single:.1f}x)")
         for arch_name in ARCHITECTURES:
-            arch = architecture(arch_name)
+            arch = make_architecture(arch_name)
             batches = [arch.encode_batch(collate(samples[i : i + args.batch_size]), layout)
                        for i in range(0, len(samples), args.batch_size)]
             module = ValueFunctionModule(arch, layout.to_dict())

@@ -31,7 +31,8 @@ from pvf.games.public_tree import build_public_tree
 from pvf.datasets.layout import DataLayout
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
-from pvf.valuefn import ARCHITECTURES, NetworkEvaluator, architecture
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
+from pvf.valuefn.registry import make_architecture
 
 
 class PlainCall(torch.nn.Module):
@@ -73,7 +74,7 @@ def main() -> None:
     torch.manual_seed(0)
     evaluators = {}
     for name in ARCHITECTURES:  # paper-size nets (untrained: the speed does not depend on the weights)
-        arch = architecture(name)
+        arch = make_architecture(name)
         evaluators[name] = NetworkEvaluator(trunk, arch.build(layout).eval(), arch, layout, tables)
         if name == "particle":
             evaluators["particle_basis_every_query"] = NetworkEvaluator(trunk, PlainCall(evaluators[name].net), arch, layout, tables)

@@ -5,7 +5,8 @@ Bad input raises `PvfError`, printed as one line with exit status 2; a
 full disk while writing is one too (pvf.outputs). A closed stdout (`pvf
 solve ... --json | head -c 10`) ends the command quietly; SIGTERM is
 handled as Ctrl-C (temporary files and locks are removed, exit status 130). `pvf train` hands
-its arguments to Lightning's CLI unchanged. Denormal floats are flushed to
+its arguments to Lightning's CLI unchanged. Only the commands that train or run
+networks (`NETWORK_COMMANDS`) load torch; they flush denormal floats to
 zero in the whole process (`pvf.trainers.denormals`: otherwise CPU training
 slows many-fold late in a long run).
 """
@@ -20,8 +21,9 @@ import sys
 import pvf
 from pvf import interrupts
 from pvf.errors import PvfError, say_on_stderr
-from pvf.trainers.denormals import flush_denormals_in_process
 
+# the commands that train or run networks: only they load torch (and flush denormals)
+NETWORK_COMMANDS = {"train", "evaluate", "reproduce", "experiment"}
 # name -> module under pvf.commands; each module has add_parser() and run()
 SUBCOMMANDS = ["solve", "describe", "generate", "inspect", "evaluate", "reproduce", "experiment"]
 
@@ -40,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    flush_denormals_in_process()  # before torch starts its thread pool, so its threads flush too
+    if argv and argv[0] in NETWORK_COMMANDS:  # the others never load torch
+        from pvf.trainers.denormals import flush_denormals_in_process
+
+        flush_denormals_in_process()  # before torch starts its thread pool, so its threads flush too
     if argv and argv[0] == "train":
         from pvf.trainers.cli import train_main
 

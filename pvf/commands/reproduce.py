@@ -38,13 +38,7 @@ from typing import Any, Callable
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_name
 from pvf.errors import PvfError, say_on_stderr
-from pvf.experiments.reproduce import (
-    FIG3_ARCHITECTURES,
-    FIG4_ARCHITECTURES,
-    ReproduceConfig,
-    reproduce_fig3,
-    reproduce_fig4,
-)
+from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_output_dir
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
@@ -106,7 +100,7 @@ def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
     )
     default = ",".join(FIG3_ARCHITECTURES if figure == "fig3" else FIG4_ARCHITECTURES)
     choices = ARCHITECTURES if figure == "fig3" else particle_architectures()
-    listed = "; ".join(f"{name}: {ARCHITECTURES[name].help}" for name in choices)
+    listed = "; ".join(f"{name}: {ARCHITECTURES.help(name)}" for name in choices)
     p.add_argument(
         "--architectures", help=f"comma-separated value-function architectures (default {default}), from {listed}"
     )
@@ -221,6 +215,8 @@ def _common_options(p: argparse.ArgumentParser, figure: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import torch
+
+    from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3, reproduce_fig4
 
     options, notes = config_options(args)
     config = ReproduceConfig(**options, out=check_output_dir(args.out, "--out"), progress=progress_wanted(args))

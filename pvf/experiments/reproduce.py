@@ -76,6 +76,7 @@ from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec
 from pvf.valuefn.network import load_value_function
+from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.experiments.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
 from pvf.experiments.particle_sweep import runs_table as particle_runs_table
 from pvf.experiments.particle_sweep import summarize as particle_summary
@@ -97,8 +98,6 @@ from pvf.trainers.member_groups import group_bounds
 
 # Short names used on the command line and in file names.
 GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
-FIG3_ARCHITECTURES = ("positional", "particle")
-FIG4_ARCHITECTURES = ("particle",)
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,25 @@ a model config), which `pvf reproduce` reads too. Trained nets
 are read back by `pvf.valuefn.load_checkpoint`, weights only.
 """
 
-from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
-from pvf.trainers.datamodule import PbsDataModule
-from pvf.trainers.module import ValueFunctionModule
+from __future__ import annotations
 
-__all__ = ["PbsCollate", "PbsDataModule", "PbsTorchDataset", "ValueFunctionModule", "split_by_trunk"]
+import importlib
+from typing import Any
+
+# name -> module; resolved on first use, so that importing a submodule (e.g. the registry the `pvf`
+# command reads) does not load torch
+_EXPORTS = {
+    "PbsCollate": "pvf.trainers.data",
+    "PbsDataModule": "pvf.trainers.datamodule",
+    "PbsTorchDataset": "pvf.trainers.data",
+    "ValueFunctionModule": "pvf.trainers.module",
+    "split_by_trunk": "pvf.trainers.data",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -63,7 +63,7 @@ from pvf.trainers.preloaded import ENCODE_CHUNK, Preloaded, to_device
 from pvf.valuefn.architecture import Batch
 from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
-from pvf.valuefn.registry import architecture as make_architecture
+from pvf.valuefn.registry import make_architecture
 
 class MemberSampler:
     """One member's batch order: a seeded permutation of its rows per epoch, cut into full batches.

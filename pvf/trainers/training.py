@@ -32,7 +32,7 @@ from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.exploitability_callback import TrunkExploitabilityCallback
 from pvf.trainers.lightning_warnings import ignore_lightning_warnings
 from pvf.trainers.module import ValueFunctionModule
-from pvf.valuefn.registry import architecture as make_architecture
+from pvf.valuefn.registry import make_architecture
 
 
 @dataclass(frozen=True)

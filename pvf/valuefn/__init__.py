@@ -10,17 +10,27 @@
 - `checkpoint`: `load_checkpoint`, weights only.
 """
 
-from pvf.valuefn.architecture import Architecture
-from pvf.valuefn.checkpoint import ValueFunctionMeta, load_checkpoint
-from pvf.valuefn.evaluator import NetworkEvaluator
-from pvf.valuefn.registry import ARCHITECTURES, architecture, architecture_class
+from __future__ import annotations
 
-__all__ = [
-    "ARCHITECTURES",
-    "Architecture",
-    "NetworkEvaluator",
-    "ValueFunctionMeta",
-    "architecture",
-    "architecture_class",
-    "load_checkpoint",
-]
+import importlib
+from typing import Any
+
+# name -> module; resolved on first use, so that importing a submodule (e.g. the registry the `pvf`
+# command reads) does not load torch
+_EXPORTS = {
+    "ARCHITECTURES": "pvf.valuefn.registry",
+    "Architecture": "pvf.valuefn.architecture",
+    "NetworkEvaluator": "pvf.valuefn.evaluator",
+    "ValueFunctionMeta": "pvf.valuefn.checkpoint",
+    "make_architecture": "pvf.valuefn.registry",
+    "architecture_class": "pvf.valuefn.registry",
+    "load_checkpoint": "pvf.valuefn.checkpoint",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,8 +50,8 @@ class LeafEncoder(Protocol):
 class Architecture(ABC):
     """A value-network architecture: its net, and how PBSs become that net's tensors.
 
-    Subclasses set `name` (the registry key, stored in checkpoints), `help`
-    (one line for `--help`) and `net_class` (a `ConfigurableModule`), and take the net's
+    Subclasses set `name` (the registry key, stored in checkpoints; its one-line help is the registry
+    entry's) and `net_class` (a `ConfigurableModule`), and take the net's
     data-independent hyper-parameters as constructor arguments, all with
     defaults (so a LightningCLI config builds them,
     `model.init_args.architecture`, and `cls()` encodes for any net of the
@@ -59,7 +59,6 @@ class Architecture(ABC):
     """
 
     name: ClassVar[str]
-    help: ClassVar[str]
     net_class: ClassVar[type[ConfigurableModule]]
 
     @abstractmethod

@@ -20,7 +20,6 @@ class Attention(ParticleEncoding):
     """`AttentionVF(feature_dim=Fp+Fq+2, public_dim=Fp, dim=64, num_blocks=2, heads=4, ...)`."""
 
     name = "attention"
-    help = "a set transformer over the particles (self-attention blocks)"
     net_class = AttentionVF
 
     dim: int = 64

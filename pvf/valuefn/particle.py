@@ -101,7 +101,6 @@ class Particle(ParticleEncoding):
     """
 
     name = "particle"
-    help = "Deep Sets over the particles: a change basis per particle, summed, then a regression (paper, app. F)"
     net_class = ParticleVF
 
     basis_dim: int | None = None

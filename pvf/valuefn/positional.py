@@ -35,7 +35,6 @@ class Positional(Architecture):
     """
 
     name = "positional"
-    help = "an MLP over a fixed slot per infostate of the public state (paper, app. F)"
     net_class = PositionalVF
 
     num_layers: int = 5

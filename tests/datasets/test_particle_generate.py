@@ -15,7 +15,7 @@ from pvf.datasets.particle_generate import generate_particles, positional_inputs
 from pvf.datasets.layout import DataLayout
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.sampling import SamplingConfig
-from pvf.valuefn.registry import architecture
+from pvf.valuefn.registry import make_architecture
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
@@ -127,18 +127,18 @@ def test_version_1_files_are_still_read(tmp_path):
         f.attrs["schema_version"] = 1
     with PBSDataset(out) as ds:
         assert ds.attrs["schema_version"] == 1 and ds.num_samples > 0
-    architecture("positional").build(DataLayout.from_file(out))  # an enumerated file: no objection
+    make_architecture("positional").build(DataLayout.from_file(out))  # an enumerated file: no objection
 
 
 def test_positional_value_functions_refuse_particle_files(reference):
     layout = DataLayout.from_file(reference)
-    architecture("particle").build(layout)
+    make_architecture("particle").build(layout)
     with pytest.raises(PvfError, match="particle dataset .6 particles per sample.*positional value function would need"):
-        architecture("positional").build(layout)
+        make_architecture("positional").build(layout)
     g13 = "goofspiel(num_cards=13,imp_info=True,points_order=descending)"
     big = replace(layout, particles=64, depth=4, positional_inputs=positional_inputs(g13, 4))
     with pytest.raises(PvfError, match="at least 7,139 inputs"):
-        architecture("positional").build(big)
+        make_architecture("positional").build(big)
 
 
 def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(reference):
@@ -148,7 +148,7 @@ def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(refer
     layout = DataLayout.from_file(reference)
     plain = DataLayout.from_file(reference, reach_feature=False)
     assert layout.reach_feature and not plain.reach_feature
-    particle = architecture("particle")
+    particle = make_architecture("particle")
     widths = [particle.build(x).change_basis[0].in_features for x in (layout, plain)]
     assert widths[0] == widths[1] + 1
     particle.check_layout(layout, DataLayout.from_dict(layout.to_dict()))
@@ -164,7 +164,7 @@ def test_particle_nets_take_the_counterfactual_reach_where_the_file_has_it(refer
         particle.check_layout(layout, alone)
     with pytest.raises(PvfError, match="without the mean-opponent-features input"):
         particle.check_layout(alone, layout)
-    per_reach = architecture("particle", reach_output=True)
+    per_reach = make_architecture("particle", reach_output=True)
     assert per_reach.build(layout).reach_output
     with pytest.raises(PvfError, match="reach_output needs the counterfactual-reach input"):
         per_reach.build(plain)

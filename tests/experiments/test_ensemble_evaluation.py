@@ -15,7 +15,7 @@ from pvf.nets.stacked import StackedNets
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 from pvf.trainers.ensemble import build_member
 from pvf.valuefn.evaluator import NetworkEvaluator
-from pvf.valuefn.registry import ARCHITECTURES, architecture as make_architecture
+from pvf.valuefn.registry import ARCHITECTURES, make_architecture
 
 MEMBERS = 3
 ITERATIONS = 30

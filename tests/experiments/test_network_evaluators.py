@@ -21,7 +21,8 @@ from pvf.games.features import build_feature_tables
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.trainers.data import PbsCollate, PbsTorchDataset
 from pvf.datasets.layout import DataLayout
-from pvf.valuefn import ARCHITECTURES, NetworkEvaluator, architecture
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
+from pvf.valuefn.registry import make_architecture
 from tests.conftest import GOOF4, LEDUC, cached_tree
 
 
@@ -66,7 +67,7 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize, joint
     layout = DataLayout.from_file(path, normalize=normalize)
     layout = replace(layout, reach_feature=joint, opponent_feature=joint)
     torch.manual_seed(0)
-    arch = architecture(name)
+    arch = make_architecture(name)
     net = arch.build(layout).eval()
     tree = cached_tree(game)
     trunk = build_trunk(tree, depth)
@@ -138,7 +139,7 @@ def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacke
     game, depth, path = small_file
     tree = cached_tree(game)
     trunk, features, layout = build_trunk(tree, depth), build_feature_tables(tree), DataLayout.from_file(path)
-    encoding = architecture("particle")
+    encoding = make_architecture("particle")
     nets = []
     for seed in (0, 1):
         torch.manual_seed(seed)

@@ -15,14 +15,14 @@ from pvf.errors import PvfError
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.datasets.layout import DataLayout
-from pvf.valuefn import architecture
+from pvf.valuefn.registry import make_architecture
 
 
 def encode(layout, samples, normalize=True):
     """Both architectures' batches of the same samples: {"positional": ..., "particle": ...}."""
     layout = dataclasses.replace(layout, normalize=normalize)
     rows = PbsCollate()(samples)
-    return {name: architecture(name).encode_batch(rows, layout) for name in ("positional", "particle")}
+    return {name: make_architecture(name).encode_batch(rows, layout) for name in ("positional", "particle")}
 
 
 def test_layout_of_leduc_depth_7(leduc_file):
@@ -82,7 +82,7 @@ def test_batched_fetch_equals_sample_by_sample(leduc_file, normalize):
     layout = DataLayout.from_file(leduc_file)
     dataset = PbsTorchDataset(leduc_file, np.arange(40, 100))
     layout = dataclasses.replace(layout, normalize=normalize)
-    particle = architecture("particle")
+    particle = make_architecture("particle")
     collate = PbsCollate()
     indices = [5, 0, 59, 17, 17, 33]
     batched, single = collate(dataset.__getitems__(indices)), collate([dataset[i] for i in indices])

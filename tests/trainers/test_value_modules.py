@@ -11,7 +11,7 @@ from pvf.errors import PvfError
 
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.module import ValueFunctionModule
-from pvf.valuefn import architecture
+from pvf.valuefn.registry import make_architecture
 
 SMALL = {
     "positional": dict(num_layers=3, hidden_width=64),
@@ -20,7 +20,7 @@ SMALL = {
 
 
 def module(name, layout, lr=1e-3, lr_schedule="constant", **sizes):
-    return ValueFunctionModule(architecture(name, **sizes), layout, lr=lr, lr_schedule=lr_schedule)
+    return ValueFunctionModule(make_architecture(name, **sizes), layout, lr=lr, lr_schedule=lr_schedule)
 
 
 def quiet_trainer(**kwargs) -> pl.Trainer:

@@ -13,7 +13,7 @@ from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.datasets.layout import DataLayout
 from pvf.trainers.module import ValueFunctionModule
-from pvf.valuefn import architecture
+from pvf.valuefn.registry import make_architecture
 
 SMALL = {
     "positional": dict(num_layers=2, hidden_width=16),
@@ -25,7 +25,7 @@ SMALL = {
 def trained(request, leduc_file, tmp_path_factory):
     """(module, datamodule, checkpoint path) after two training steps."""
     dm = PbsDataModule(str(leduc_file), batch_size=16, val_fraction=0.25)
-    module = ValueFunctionModule(architecture(request.param, **SMALL[request.param]), dm.layout.to_dict())
+    module = ValueFunctionModule(make_architecture(request.param, **SMALL[request.param]), dm.layout.to_dict())
     root = tmp_path_factory.mktemp("ckpt")
     trainer = pl.Trainer(
         accelerator="cpu",
