@@ -4,7 +4,7 @@ Every subcommand takes `--seed`; those that print results take `--json`.
 Bad input raises `PvfError`, printed as one line with exit status 2; a
 full disk while writing is one too (pvf.outputs). A closed stdout (`pvf
 solve ... --json | head -c 10`) ends the command quietly; SIGTERM is
-handled as Ctrl-C (temporary files and locks are removed, exit status 130). `pvf train` hands
+handled as Ctrl-C (temporary files and locks are removed; exit status 143 after SIGTERM, 130 after Ctrl-C). `pvf train` hands
 its arguments to Lightning's CLI unchanged. Only the commands that train or run
 networks (`NETWORK_COMMANDS`) load torch; they flush denormal floats to
 zero in the whole process (`pvf.trainers.denormals`: otherwise CPU training
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         say_on_stderr(f"pvf {args.command}: interrupted")
-        return 130
+        return interrupts.exit_status()
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again

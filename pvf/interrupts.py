@@ -8,7 +8,8 @@ runs is printed as "Exception ignored" and dropped, so the command would
 keep running. `install()` sets a handler that records the request and
 raises at once, except inside such a finaliser (where it only records);
 long loops call `check()` at their safe points (after each shard), which
-raises if a request is pending.
+raises if a request is pending. `exit_status()` says which signal it was
+(the shell's convention: 143 after SIGTERM, 130 after Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ _requested = False
 def install() -> None:
     """Handle SIGTERM in this process as a Ctrl-C (module docstring)."""
     signal.signal(signal.SIGTERM, _terminate)
+
+
+def exit_status() -> int:
+    """The status an interrupted command exits with: 143 after SIGTERM, 130 after Ctrl-C (128 + the signal)."""
+    return 128 + signal.SIGTERM if _requested else 128 + signal.SIGINT
 
 
 def check() -> None:

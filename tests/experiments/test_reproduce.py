@@ -160,7 +160,7 @@ def test_a_network_another_process_is_training_is_refused_not_trained_twice(tmp_
 
 @pytest.mark.parametrize("runs", [[], ["--separate-runs"]])  # ensembles; Lightning runs (which catch the interrupt)
 def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path, runs):
-    """`pvf reproduce --jobs 2` terminated while its two worker processes train: it exits (130) within
+    """`pvf reproduce --jobs 2` terminated while its two worker processes train: it exits (143, 128 + SIGTERM) within
     seconds instead of waiting for them, saying so in one line; the workers are gone and so are their
     lock files."""
     import os
@@ -183,7 +183,7 @@ def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path,
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "pvf reproduce: interrupted" in err.splitlines(), err  # Lightning's workers add lines
+    assert proc.returncode == 143 and "pvf reproduce: interrupted" in err.splitlines(), err  # Lightning's workers add lines
     if not runs:  # nothing else: no warning of semaphores the workers left behind
         assert err.splitlines() == ["pvf reproduce: interrupted"], err
     assert children and not list(locks.glob("*.lock"))
