@@ -6,7 +6,9 @@ Every command that writes files calls these before it computes anything:
      file (a probe file is created and removed: this catches permissions,
      read-only and immutable directories alike).
   2. `check_output_dir(path, option)`: a directory, created if missing, that
-     is writable in the same sense.
+     is writable in the same sense; `check_future_dir(path, option)` checks
+     the same without creating it (for commands that make it only once
+     their work succeeded).
   3. `output_lock(path)`: one writer per output. An exclusive `flock` on
      `path`.lock, which the kernel drops when its holder dies (SIGKILL
      included), so a lock is never stale; a second writer is refused at once
@@ -53,6 +55,18 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     except OSError as exc:
         raise PvfError(f"cannot create directory {out} ({exc.strerror or exc}); choose another {option}") from None
     _check_writable_dir(out, option)
+    return out
+
+
+def check_future_dir(path: str | Path, option: str) -> Path:
+    """`path` as a Path if `check_output_dir` could create it (nothing is created); else a PvfError naming `option`."""
+    if str(path).strip() == "":
+        raise PvfError(f"{option} is empty; pass a directory")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise PvfError(f"{out} is a file; {option} takes a directory")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    _check_writable_dir(existing, option)
     return out
 
 

@@ -108,7 +108,6 @@ def run_sparse(args: argparse.Namespace) -> int:
     from pvf.solvers.sparse_trunks import sparse_setting
 
     require_positive(args, "iterations")
-    check_output_dir(args.out, "--out")
     networks = [load_value_function(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
@@ -122,6 +121,11 @@ def run_sparse(args: argparse.Namespace) -> int:
     min_count = args.min_histories if args.min_histories is not None else (paper.sparse_min_histories if paper else 1)
     fractions = _numbers(args.fractions, "--fractions", float)
     seeds = _numbers(args.seeds, "--seeds", int) if args.seeds else [args.seed]
+    if not all(0 < f <= 1 for f in fractions):
+        raise PvfError(f"--fractions must lie in (0, 1], got {args.fractions}")
+    if min(seeds) < 0:
+        raise PvfError(f"--seeds must be non-negative, got {args.seeds if args.seeds else args.seed}")
+    check_output_dir(args.out, "--out")  # only now: bad input leaves no directory behind
     tree = build_public_tree(layout.game)
     setting = sparse_setting(tree, root_move, layout.depth, args.equilibrium_iterations, args.support_threshold)
     points = sweep_points(fractions, min_count or None)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive
 from pvf.errors import PvfError
-from pvf.outputs import check_output_dir
+from pvf.outputs import check_future_dir, check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     linear.add_argument(
         "--random-basis", action="store_true", help="particle features T e_j with a random regular T instead of e_j"
     )
-    linear.add_argument("--out", type=Path, default=Path("runs/experiment-linear"), help="output folder")
+    linear.add_argument("--out", default="runs/experiment-linear", help="output folder")
     linear.add_argument("--seed", type=int, default=0)
     linear.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     linear.set_defaults(func=run)
@@ -87,18 +87,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--bound-iterations", type=int, default=None,
                       help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)")
     part.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    part.add_argument("--out", type=Path, default=Path("runs/particle-trunks"), help="output folder")
+    part.add_argument("--out", default="runs/particle-trunks", help="output folder")
     part.add_argument("--save-policy", type=Path, metavar="FILE.json", help="also write every run's restricted game "
                       "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings")
     part.set_defaults(func=run_particle_trunks)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.experiments.linear_targets import curve_rows, plot_curves, run_linear_targets
+    from pvf.experiments.linear_targets import check_options, curve_rows, plot_curves, run_linear_targets
     from pvf.results import write_csv
 
-    check_output_dir(args.out, "--out")
-    curves = run_linear_targets(  # raises PvfError on bad --n, --samples, --steps, --lr
+    check_options(args.n, args.samples, args.steps, args.lr)  # before the output directory is made
+    args.out = check_output_dir(args.out, "--out")
+    curves = run_linear_targets(
         n=args.n,
         samples=args.samples,
         steps=args.steps,
@@ -173,6 +174,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
                                                plot_particle_sweep, run_particle_sweep, runs_table, summarize,
                                                write_policy_file)
     from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
+    from pvf.games.induced_pbs import check_particle_count
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.results import write_csv
     from pvf.games.features import build_feature_tables
@@ -191,10 +193,13 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
         raise PvfError("--draws and --seeds take comma-separated integers, e.g. 1,4,16") from None
-    if min(draws) < 1:
-        raise PvfError(f"--draws must be positive, got {args.draws}")
+    for k in draws:
+        check_particle_count(k, "--draws")
+    if min(seeds) < 0:
+        raise PvfError(f"--seeds must be non-negative, got {args.seeds}")
     if args.save_policy is not None and (args.save_policy.suffix != ".json" or not args.save_policy.parent.is_dir()):
         raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
+    out = check_future_dir(args.out, "--out")  # checked now, made only once the sweep succeeded
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
@@ -228,7 +233,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     policies: list[dict] | None = [] if args.save_policy is not None else None
     rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
                               policies=policies, roots=args.roots, exact_up_to=exact_up_to, bound_iterations=bound_iterations)
-    args.out.mkdir(parents=True, exist_ok=True)  # only now: a failed sweep leaves nothing behind
+    args.out = check_output_dir(out, "--out")  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")

@@ -39,6 +39,7 @@ from pvf.commands import add_progress_argument, progress_wanted, require_positiv
 from pvf.commands.solver_options import add_solver_arguments, solver_name
 from pvf.errors import PvfError, say_on_stderr
 from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
+from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_output_dir
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
@@ -295,6 +296,12 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         if own != figure and getattr(args, name) not in (None, False) and not (moved and own == "particles")
     ]
     require_positive(args, "seeds", "cfr_iterations", "batch_size", "iterations", "workers", "threads")
+    if args.accelerator == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise PvfError(f"--accelerator gpu, but torch {torch.__version__} sees no CUDA device; "
+                           "use --accelerator cpu (the default) or auto")
     if args.seed < 0:
         raise PvfError(f"--seed must be non-negative, got {args.seed}")
     options: dict[str, Any] = {
@@ -322,6 +329,9 @@ def _training_config(args: argparse.Namespace, default_architectures: tuple[str,
         else default_architectures
     )
     unknown = [a for a in architectures if a not in ARCHITECTURES]
+    twice = sorted({a for a in architectures if architectures.count(a) > 1})
+    if twice:
+        raise PvfError(f"--architectures names {', '.join(twice)} twice; give each once")
     if unknown or not architectures:
         raise PvfError(f"--architectures takes names from {', '.join(ARCHITECTURES)}; got {args.architectures!r}")
     if figure == "fig4" and any(a not in particle_architectures() for a in architectures):
@@ -350,6 +360,8 @@ def _training_config(args: argparse.Namespace, default_architectures: tuple[str,
             options["fractions"] = tuple(float(f) for f in args.fractions.split(",") if f.strip())
         except ValueError:
             raise PvfError(f"--fractions takes comma-separated numbers, got {args.fractions!r}") from None
+        if not options["fractions"] or not all(0 < f <= 1 for f in options["fractions"]):
+            raise PvfError(f"--fractions must lie in (0, 1], got {args.fractions!r}")
     return options
 
 
@@ -359,8 +371,10 @@ def _particle_config(args: argparse.Namespace) -> dict[str, Any]:
         draws = tuple(int(k) for k in args.draws.split(",")) if args.draws else None
     except ValueError:
         raise PvfError(f"--draws takes comma-separated integers, got {args.draws!r}") from None
-    if draws is not None and (not draws or min(draws) < 1):
+    if draws is not None and not draws:
         raise PvfError(f"--draws must be positive, got {args.draws!r}")
+    for k in draws or ():
+        check_particle_count(k, "--draws")
     for name in ("particle_trunks", "particle_steps"):
         value = getattr(args, name)
         if value is not None and value < 1:

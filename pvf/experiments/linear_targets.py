@@ -72,6 +72,22 @@ def _train(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, steps:
     return losses
 
 
+MAX_FEATURE_BYTES = 4 << 30  # the particle variants' features [samples, n, n] in float64
+
+
+def check_options(n: int, samples: int, steps: int, lr: float) -> None:
+    """PvfError (one line) for sizes below 1, a learning rate that is not a positive finite number, or
+    features too large for memory (8·samples·n² bytes: --n 100000 asked for 80 GB)."""
+    if n < 1 or samples < 1 or steps < 1:
+        raise PvfError(f"n, samples and steps must be >= 1 (got n={n}, samples={samples}, steps={steps})")
+    if not (lr > 0 and math.isfinite(lr)):
+        raise PvfError(f"learning rate must be a positive finite number, got {lr}")
+    need = 8 * samples * n * n
+    if need > MAX_FEATURE_BYTES:
+        raise PvfError(f"--n {n} with --samples {samples} needs {need / 2**30:,.1f} GiB for the particle features "
+                       f"(8 * samples * n^2 bytes; at most {MAX_FEATURE_BYTES >> 30} GiB): use a smaller --n or --samples")
+
+
 def run_linear_targets(
     n: int = 10,
     samples: int = 100,
@@ -85,10 +101,7 @@ def run_linear_targets(
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         raise PvfError(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
-    if n < 1 or samples < 1 or steps < 1:
-        raise PvfError(f"n, samples and steps must be >= 1 (got n={n}, samples={samples}, steps={steps})")
-    if not lr > 0:
-        raise PvfError(f"learning rate must be positive, got {lr}")
+    check_options(n, samples, steps, lr)
     dtype = torch.float64
     with single_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

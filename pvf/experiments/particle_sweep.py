@@ -101,6 +101,9 @@ def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: i
         raise PvfError(f"the trunk needs 0 <= --root-move < --depth, got {root_move} and {depth}")
     if loaded.original.get_type().short_name == "goofspiel":
         n = int(loaded.original.get_parameters()["num_cards"])
+        if depth > n:
+            raise PvfError(f"{n}-card Goofspiel has {n} moves (0 to {n - 1}, then the end); --depth must be at most {n}, "
+                           f"got {depth}")
         below = math.factorial(n - root_move) ** 2
         if below > max_histories:
             raise PvfError(f"a particle at move {root_move} of {n}-card Goofspiel has up to {below:,} histories below it, "

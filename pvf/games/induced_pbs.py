@@ -19,6 +19,10 @@ for player 2 (checked at every player's node, so wrong chance branches end
 at once). It assumes, as in Kuhn, Leduc and Goofspiel, that the histories
 of one public state have the same length and the same player to move at
 each level.
+
+The induced PBS grows like K² histories, and its cost with it (measured on
+one core, Goofspiel-13 samples: K = 16 about 0.4 s, 64 about 7 s, 256 over
+60 s), so `check_particle_count` refuses K above `MAX_PARTICLES`.
 """
 
 from __future__ import annotations
@@ -27,9 +31,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
+
+
+MAX_PARTICLES = 1024  # about K² = 10⁶ joined histories a sample: many minutes; 10⁸ would run for days
+
+
+def check_particle_count(k: int, option: str) -> None:
+    """PvfError (one line, what a K costs) unless 1 <= k <= MAX_PARTICLES."""
+    if k < 1:
+        raise PvfError(f"{option} must be positive, got {k}")
+    if k > MAX_PARTICLES:
+        raise PvfError(f"{option} {k:,}: the PBS K particles induce holds up to K² histories (one core, a sample: "
+                       f"K = 16 about 0.4 s, 64 about 7 s, 256 over 60 s); pvf takes K up to {MAX_PARTICLES:,}")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,57 @@
+"""Late refusals and tracebacks found by trying every option as a user would: each is now one line, exit 2,
+before any work where the input alone decides, and the working directory is left as it was (issue: hardening)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_cli_hardening import assert_refused, listing, pvf_here
+
+SWEEP = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "1",
+         "--seeds", "0", "--no-oracle"]
+LINEAR = ["experiment", "linear", "--out", "lin"]
+FIG = ["reproduce", "fig3", "--games", "leduc", "--seeds", "1", "--trunks", "4", "--max-steps", "2", "--out", "r"]
+SPARSE = ["evaluate", "sparse", "--out", "sp"]  # the checkpoint is added by the test
+
+CASES = {
+    # --out checked before the sweep, not after it (its results were lost)
+    "particle-trunks --out empty": ([*SWEEP, "--out", ""], ["--out is empty"]),
+    "particle-trunks --out a file": ([*SWEEP, "--out", "a-file"], ["a-file is a file"]),
+    "particle-trunks --out /dev/null": ([*SWEEP, "--out", "/dev/null"], ["/dev/null is a file"]),
+    # tracebacks
+    "particle-trunks beyond the game": ([*SWEEP[:4], "--root-move", "9", "--depth", "10", "--out", "o"],
+                                        ["5-card Goofspiel has 5 moves", "--depth must be at most 5"]),
+    "particle-trunks --seeds -1": ([*SWEEP[:-3], "--seeds", "-1", "--out", "o"], ["--seeds must be non-negative"]),
+    "linear --n 100000": ([*LINEAR, "--n", "100000"], ["GiB for the particle features", "smaller --n"]),
+    # directories made before the input was checked
+    "linear --n 0": ([*LINEAR, "--n", "0"], ["must be >= 1"]),
+    "linear --lr -1": ([*LINEAR, "--lr", "-1"], ["positive finite"]),
+    "linear --lr nan": ([*LINEAR, "--lr", "nan"], ["positive finite"]),
+    # values that cannot work
+    "linear --lr inf": ([*LINEAR, "--lr", "inf"], ["positive finite"]),
+    "mmd --alpha 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "1e308"], ["alpha", "[0, 1e+06]"]),
+    "mmd --stepsize 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--stepsize", "1e308"], ["stepsize"]),
+    "mmd --alpha -1": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "-1"], ["alpha"]),
+    "particle-trunks --draws 1e8": ([*SWEEP[:8], "--draws", "100000000", "--out", "o"], ["K² histories", "up to 1,024"]),
+    "reproduce particles --draws 1e8": (["reproduce", "particles", "--games", "goofspiel8", "--draws", "1,100000000",
+                                         "--out", "r"], ["K² histories"]),
+    # refused only after data generation and training
+    "fig4 --fractions 0,1.5": ([*FIG[:1], "fig4", *FIG[2:], "--fractions", "0,1.5"], ["--fractions must lie in (0, 1]"]),
+    "fig3 --accelerator gpu without one": ([*FIG, "--accelerator", "gpu"], ["sees no CUDA device"]),
+    "fig3 an architecture twice": ([*FIG, "--architectures", "positional,positional"], ["positional twice"]),
+    # pvf evaluate sparse: the output directory was made first
+    "sparse --seeds -1": ([*SPARSE, "--seeds", "-1"], ["--seeds must be non-negative"]),
+    "sparse --fractions 0,2": ([*SPARSE, "--fractions", "0,2"], ["--fractions must lie in (0, 1]"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refused_in_one_line_before_any_work(case, kuhn_runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    args, words = CASES[case]
+    if args[:2] == ["evaluate", "sparse"]:
+        args = [*args, "--checkpoint", str(kuhn_runs["particle"].checkpoint), "--root-move", "2"]
+    before = listing(tmp_path)
+    assert_refused(pvf_here(capsys, *args), *words)
+    assert listing(tmp_path) == before
