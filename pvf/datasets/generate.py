@@ -125,14 +125,15 @@ def _generate(
     start: float,
 ) -> GenerationReport:
     parts = work_dir(out)
-    tasks = plan_tasks(spec.num_trunks, spec.task_size)
+    num_tasks = -(-spec.num_trunks // spec.task_size)
     if _existing_file_is_complete(out, parts, spec, overwrite):
         with PBSDataset(out) as ds:
             n = ds.num_samples
         seconds = time.perf_counter() - start
-        return GenerationReport(str(out), "complete", spec, n, len(tasks), len(tasks), 0, seconds, 0.0)
+        return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
     kind = dataset_kind(spec, max_histories)
     _check_dataset_fits(out, spec, kind.disk_bound)
+    tasks = plan_tasks(spec.num_trunks, spec.task_size)  # after the size check: a huge --trunks is refused, not listed
     per_trunk = kind.samples_per_trunk
     resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
     with disk_errors(parts, resume):
