@@ -26,9 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from pvf.datasets.generate import generate
+from pvf.datasets.pbs_tasks import context
 from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import context, plan_tasks, run_task
+from pvf.datasets.task_plan import plan_tasks
+from pvf.datasets.tasks import run_task
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.sequence_form import build_sequence_game
 

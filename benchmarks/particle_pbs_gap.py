@@ -1,7 +1,7 @@
 """How far drawn-subgame targets are from a function of the network's inputs.
 
 A particle sample's targets can be computed on two subgames
-(`pvf.datasets.particle_tasks`, `ParticleSpec.subgame`): "drawn", rooted at
+(`pvf.datasets.particle_tasks`, `ParticleOptions.subgame`): "drawn", rooted at
 the K drawn histories only (pvf's first particle files), or "induced", the
 PBS the particles induce (every history joining two of the rows'
 infostates, weighted σ₁(s₁)·σ₂(s₂)·π_c; `pvf.games.induced_pbs`). The
@@ -25,8 +25,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_sample
+from pvf.datasets.spec import GenerationSpec, ParticleSpec
 
 
 def normalised(out: dict) -> np.ndarray:
@@ -35,10 +35,10 @@ def normalised(out: dict) -> np.ndarray:
     return out["target"] / np.where(out["player"] == 0, mass[1], mass[0])
 
 
-def sample_gap(spec: ParticleSpec, sample_id: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+def sample_gap(spec: GenerationSpec, sample_id: int) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(drawn targets [m], induced targets [m] of the same rows, distinct particles, induced-PBS histories)."""
-    drawn = solve_sample(replace(spec, subgame="drawn"), sample_id)
-    induced = solve_sample(replace(spec, subgame="induced"), sample_id)
+    drawn = solve_sample(replace(spec, particles=replace(spec.particles, subgame="drawn")), sample_id)
+    induced = solve_sample(replace(spec, particles=replace(spec.particles, subgame="induced")), sample_id)
     order = {}  # rows are (player, private features); the two subgames may list them in another order
     for r, (n, f) in enumerate(zip(induced["player"], induced["private"])):
         order[(int(n), f.tobytes())] = r

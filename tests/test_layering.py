@@ -87,6 +87,15 @@ def test_the_layers_form_no_cycle():
         visit(package, [])
 
 
+def test_datasets_never_step_openspiel_states():
+    """Histories come from pvf.games (`history_sampling`, `particle_tree`); datasets never walk OpenSpiel states."""
+    for path in sorted((PVF / "datasets").glob("*.py")):
+        walk = [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom)
+                and node.module == "pvf.games" and any(a.name == "walk" for a in node.names)]
+        assert "pvf.games.walk" not in _imports(path) and not walk, path.name
+        assert not _third_party(path) & {"pyspiel", "open_spiel"}, path.name
+
+
 def test_solvers_never_import_torch_in_source():
     for path in sorted((PVF / "solvers").glob("*.py")):
         assert not _third_party(path) & {"torch", "pytorch_lightning", "lightning"}, path.name

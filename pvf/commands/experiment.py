@@ -167,7 +167,7 @@ def run_leaf(args: argparse.Namespace) -> int:
 
 
 def run_particle_trunks(args: argparse.Namespace) -> int:
-    from pvf.datasets.particle_generate import positional_inputs
+    from pvf.games.depths import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
     from pvf.valuefn.network import load_value_function
     from pvf.experiments.particle_sweep import (DEFAULT_EXACT_HISTORIES, UNIFORM_REFERENCE, check_trunk,
@@ -264,7 +264,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
 
 def _enumerated_tree(loaded, path, depth: int):
     """The full public tree a positional network's slots refer to; a PvfError naming the inputs it would need beyond it."""
-    from pvf.datasets.particle_generate import positional_inputs
+    from pvf.games.depths import positional_inputs
     from pvf.games.public_tree import build_public_tree
 
     try:

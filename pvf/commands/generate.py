@@ -81,29 +81,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_particles(args: argparse.Namespace, sampling) -> int:
-    from pvf.datasets.particle_generate import generate_particles
-    from pvf.datasets.particle_spec import DEFAULT_MAX_SUBGAME_HISTORIES, ParticleSpec
-    from pvf.datasets.spec import DEFAULT_TASK_SIZE
+    from pvf.datasets.generate import generate
+    from pvf.datasets.spec import DEFAULT_MAX_SUBGAME_HISTORIES, DEFAULT_TASK_SIZE, GenerationSpec, ParticleOptions
 
     if args.solver != DEFAULT_SOLVER:
         raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES)
-    spec = ParticleSpec(
+    spec = GenerationSpec(
         game=args.game,
         depth=args.depth,
         num_trunks=args.trunks,
-        particles=args.particles,
         cfr_iterations=args.cfr_iterations,
         seed=args.seed,
         sampling=sampling,
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
-        max_histories=args.max_histories,
-        rows=args.rows,
+        particles=ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows),
     )
-    report = generate_particles(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
-                                progress=progress_wanted(args))
-    _print_report(report, args.json, f"particle samples (K = {spec.particles}) of {spec.game} at move {spec.depth}", show_rate=False)
+    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
+                      progress=progress_wanted(args))
+    _print_report(report, args.json, f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}", show_rate=False)
     return 0
 
 

@@ -1,12 +1,12 @@
 """Where tasks run: in this process, in a spawn-context process pool, or on Ray.
 
-Every backend runs the same function (`tasks.run_task`) on the same tasks
-and yields (task, shard) pairs as tasks finish, in any order; the caller
-writes each shard. Workers only compute: they never touch the output, so a
+Every backend runs the same function (`tasks.run_task`, either kind of
+dataset) on the same tasks and yields (task, shard) pairs as tasks finish,
+in any order; the caller writes each shard. Workers only compute: they never touch the output, so a
 worker that outlives a killed parent cannot corrupt anything.
   - local, 1 worker: tasks run here, in order.
   - local, W > 1: `multiprocessing.get_context("spawn").Pool(W)`; each worker
-    builds the game once (`tasks.context` is cached per process) and exits
+    builds the game once (`pbs_tasks.context` is cached per process) and exits
     on its own if its parent dies (a watchdog thread polls the parent pid).
   - ray: the tasks as Ray remote functions, on the cluster named by
     `RAY_ADDRESS`, or on a local instance with W CPUs when it is unset.
@@ -21,7 +21,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import ShardArrays, Task, run_task
+from pvf.datasets.task_plan import SampleColumns, Task
+from pvf.datasets.tasks import run_task
 from pvf.errors import PvfError
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
@@ -36,7 +37,7 @@ def run_tasks(
     workers: int,
     backend: str = "local",
     max_histories: int = DEFAULT_MAX_HISTORIES,
-) -> Iterator[tuple[Task, ShardArrays]]:
+) -> Iterator[tuple[Task, SampleColumns]]:
     """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
 
     max_histories: the game-size cap each worker builds its tree with."""
@@ -64,7 +65,7 @@ def check_backend(workers: int, backend: str) -> None:
         raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, ShardArrays]:
+def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, SampleColumns]:
     spec, task, max_histories = job
     return task, run_task(spec, task, max_histories)
 
@@ -82,7 +83,7 @@ def exit_with_parent(parent_pid: int) -> None:
 
 def _run_pool(
     spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
-) -> Iterator[tuple[Task, ShardArrays]]:
+) -> Iterator[tuple[Task, SampleColumns]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
         yield from pool.imap_unordered(_run_one, [(spec, task, max_histories) for task in tasks])
@@ -90,7 +91,7 @@ def _run_pool(
 
 def _run_ray(
     spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
-) -> Iterator[tuple[Task, ShardArrays]]:
+) -> Iterator[tuple[Task, SampleColumns]]:
     try:
         import ray
     except ImportError:

@@ -1,21 +1,29 @@
-"""Generate a PBS dataset file, resumably: shards in a work directory, then one atomic join.
+"""Generate a dataset file of either kind, resumably: shards in a work directory, then one atomic join.
 
-`generate(spec, out, ...)` for output F.h5 and work directory F.h5.parts/:
+`generate(spec, out, ...)` makes enumerated and particle datasets alike
+(`pvf.datasets.tasks` says what the spec's kind computes, checks and
+joins); for output F.h5 and work directory F.h5.parts/:
   0. F.h5 must be a writable file path (checked before anything else), and
      the run holds an exclusive lock on F.h5.lock (pvf.outputs) until it
      returns: a second generator of the same output is refused at once.
   1. If F.h5 exists: with the same spec it is complete (return at once);
      with another spec, or unreadable, it is refused unless `overwrite`
      (then removed).
-  2. The tree and trunk are built (this validates game and depth).
+  2. The spec's kind is checked against the game before anything is
+     written: the tree and trunk are built (enumerated; this validates game
+     and depth), or sample 0 is solved (particles: a game without the
+     observers features need, a depth beyond the game, or a particle
+     subgame over its cap stops here).
   3. F.h5.parts/ holds `manifest.json` (the spec). An existing work
      directory of another spec is refused unless `overwrite` (then
      removed); one of the same spec is resumed.
   4. Tasks (blocks of `task_size` trunk ids) whose shard
-     `shard-NNNNNN.h5` is present, matches the task's layout and holds
-     valid values (finite, beliefs in [0, 1]) are skipped; the others run on
-     the chosen backend and each finished shard is written atomically
-     (temporary name, fsync, rename). A tqdm bar on stderr counts samples.
+     `shard-NNNNNN.h5` is present, is the task's (enumerated: its layout;
+     particles: its sample ids and row offsets) and holds valid values
+     (finite, beliefs in [0, 1]) are skipped; the others run on the chosen
+     backend and each finished shard is checked the same way and written
+     atomically (temporary name, fsync, rename). A tqdm bar on stderr
+     counts samples.
   5. The shards are joined in task order into F.h5.tmp, which is renamed to
      F.h5; then the work directory is removed. The feature tables are built
      before any task runs. A full disk is a one-line error that leaves the
@@ -37,15 +45,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from pvf import interrupts
 from pvf.datasets.backends import check_backend, run_tasks
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets import schema
-from pvf.datasets.tasks import SampleLayout, Task, context, plan_tasks
-from pvf.datasets.writer import join_shards, shard_matches, shard_values_valid, write_shard
-from pvf import interrupts
+from pvf.datasets.task_plan import Task, plan_tasks
+from pvf.datasets.tasks import dataset_kind
+from pvf.datasets.writer import shard_values_valid, write_shard
 from pvf.errors import PvfError
-from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.outputs import check_output_file, disk_errors, output_lock
 
@@ -96,9 +103,10 @@ def generate(
     progress: bool = True,
     max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> GenerationReport:
-    """Make (or finish) the dataset file `out` for `spec`; see the module docstring.
+    """Make (or finish) the dataset file `out` for `spec`, either kind; see the module docstring.
 
-    max_histories: the game-size cap (not part of the file's identity)."""
+    max_histories: the public tree's size cap for enumerated data (not part of the file's identity);
+    a particle spec carries its own cap."""
     start = time.perf_counter()
     check_backend(workers, backend)
     out = check_output_file(out, "--out")
@@ -123,15 +131,14 @@ def _generate(
             n = ds.num_samples
         seconds = time.perf_counter() - start
         return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
-    _check_dataset_fits(out, spec, ctx.layout)
-    tasks = plan_tasks(spec.num_trunks, spec.task_size)
-    features = build_feature_tables(ctx.tree)  # before any solving: a game too large for them fails now
-    per_trunk = len(ctx.layout.public_states)
+    kind = dataset_kind(spec, max_histories)
+    _check_dataset_fits(out, spec, kind.disk_bound)
+    tasks = plan_tasks(spec.num_trunks, spec.task_size)  # after the size check: a huge --trunks is refused, not listed
+    per_trunk = kind.samples_per_trunk
     resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
     with disk_errors(parts, resume):
         _prepare_work_dir(parts, spec, overwrite)
-    todo = [t for t in tasks if not shard_matches(shard_path(parts, t), t, ctx.layout)]
+    todo = [t for t in tasks if not kind.shard_matches(shard_path(parts, t), t)]
     done_samples = per_trunk * (spec.num_trunks - sum(t.num_trunks for t in todo))
     made = 0
     with tqdm(
@@ -155,7 +162,7 @@ def _generate(
     shards = [shard_path(parts, t) for t in tasks]
     _check_free_space(out, shards, resume)
     with disk_errors(out, resume):
-        join_shards(out, shards, spec, ctx.layout.public_states, features)
+        kind.join(out, shards)
     shutil.rmtree(parts)
     seconds = time.perf_counter() - start
     return GenerationReport(
@@ -171,12 +178,8 @@ def _generate(
     )
 
 
-def _check_dataset_fits(out: Path, spec: GenerationSpec, layout: SampleLayout) -> None:
-    """PvfError before any work if the shards and the final file (uncompressed bound) exceed the free disk space."""
-    row_bytes = sum(dtype.itemsize for _, dtype in schema.ROW_DATASETS.values())
-    sample_bytes = sum(dtype.itemsize for _, dtype in schema.SAMPLE_DATASETS.values())
-    per_trunk = len(layout.player) * row_bytes + len(layout.public_states) * sample_bytes
-    need = 2 * spec.num_trunks * per_trunk
+def _check_dataset_fits(out: Path, spec: GenerationSpec, need: int) -> None:
+    """PvfError before any work if the shards and the final file (`need` bytes at most) exceed the free disk space."""
     free = shutil.disk_usage(out.parent).free
     if need > free:
         raise PvfError(

@@ -7,7 +7,8 @@ drawn only for the infostates a run visits: the infostate of trunk t with
 OpenSpiel information-state string s gets the generator
 `default_rng(SeedSequence(seed, spawn_key=(t, *blake2b(s))))`. Its strategy
 is therefore a function of (seed, trunk id, string) alone, whatever order,
-worker or resumed run visits it, and is cached per trunk.
+worker or resumed run visits it, and is cached per trunk. It is the
+strategy particle samples are drawn by (a `pvf.games.history_sampling.Strategy`).
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ the particles' own infostates, every one with positive belief. This module
 builds samples the way the trunk builds its leaves, with the random trunk
 strategy in place of the iterate:
   1. K particles of a public state at move D − 1 (drawn as for any particle
-     sample, `pvf.datasets.particle_sampling`) and the PBS they induce
+     sample, `pvf.games.history_sampling`) and the PBS they induce
      (`pvf.games.induced_pbs.induced_roots`): the parents, with each
      player's own reach σ_n.
   2. Every one-move continuation of every parent (a Goofspiel round is both
-     bids), each player's belief in the child σ_n(parent)·π_n(own action),
+     bids, `pvf.games.history_sampling.continuations`), each player's belief in the child σ_n(parent)·π_n(own action),
      zero where the trunk strategy does not play the action. The children
      fall into a few public states (Goofspiel: who won the round); one is
      drawn uniformly among those where both players have belief mass, as
@@ -39,12 +39,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_sampling import ParticleSample, continuations
+from pvf.games.history_sampling import ParticleSample, continuations
 from pvf.games.induced_pbs import induced_histories, induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
-from pvf.games.walk import node_at
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.leaf_subgames import LeafSubgames
@@ -105,13 +104,12 @@ def solve_children(
     drawn = {path: k for k, path in enumerate(sample.particles)}
     paths, beliefs, masses = [], [], []
     for parent, own in zip(parents, sigma):
-        node = node_at(loaded, parent)
-        for actions, p, factors, child in continuations(node, loaded, strategy):
-            if child.state.is_terminal():
+        for step in continuations(loaded, parent, strategy):
+            if step.terminal:
                 continue
-            paths.append(parent + actions)
-            beliefs.append(own * factors)
-            masses.append(sample.weights[drawn[parent]] * p if parent in drawn else 0.0)
+            paths.append(parent + step.actions)
+            beliefs.append(own * step.own)
+            masses.append(sample.weights[drawn[parent]] * step.probability if parent in drawn else 0.0)
     children_tree = build_particle_tree(loaded, paths, depth_limit=depth + 1)
     histories = find_histories(children_tree, paths)
     beliefs, masses = np.array(beliefs).reshape(-1, 2), np.array(masses)

@@ -1,9 +1,11 @@
-"""One task of particle dataset generation: a block of sample ids → one shard.
+"""One task of a particle dataset: a block of sample ids → one shard.
 
-Sample i of a `ParticleSpec`:
+`pvf.datasets.tasks` sends a spec with particles here (its blocks are
+`pvf.datasets.task_plan`'s). Sample i of the spec (`spec.particles`: K,
+the history cap, the subgame, the rows):
   1. Trunk strategy i (`LazyTrunkStrategy(seed, i)`) is played to move
      `depth` and K particles of the public state reached are drawn, with
-     their importance weights (`pvf.datasets.particle_sampling`); the
+     their importance weights (`pvf.games.history_sampling`); the
      generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
      sample depends on (spec, i) only, never on the worker or task.
      With `rows="children"` the particles are drawn at move `depth` − 1
@@ -51,19 +53,17 @@ Sample i of a `ParticleSpec`:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_children import SolvedRows, solve_children
-from pvf.datasets.particle_sampling import play_to_depth, sample_particles
-from pvf.datasets.particle_spec import ParticleSpec
-from pvf.datasets.tasks import SampleColumns, Task
-from pvf.errors import PvfError
+from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.features import checked_game, sample_features
-from pvf.games.loading import LoadedGame, load_game
+from pvf.games.history_sampling import ParticleSample, play_to_depth, sample_particles
 from pvf.games.induced_pbs import induced_roots
+from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
@@ -99,18 +99,19 @@ class ParticleShard(SampleColumns):
     histories: np.ndarray
 
 
-def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
-    """Steps 1–4 for one sample: its rows (player 1's, then player 2's) and features."""
+def solve_sample(spec: GenerationSpec, sample_id: int) -> dict:
+    """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features."""
+    options = spec.particles
     loaded, observers = checked_game(spec.game)
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
-    at = spec.depth - 1 if spec.rows == "children" else spec.depth
+    at = spec.depth - 1 if options.rows == "children" else spec.depth
     history = play_to_depth(loaded, strategy, at, rng)
-    sample = sample_particles(loaded, strategy, history, spec.particles, rng)
+    sample = sample_particles(loaded, strategy, history, options.count, rng)
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
-        sample = sample_particles(loaded, strategy, history, spec.particles, rng)
-    if spec.rows == "children":
-        solved = solve_children(loaded, sample, strategy, spec.depth, spec.cfr_iterations, spec.max_histories, rng)
+        sample = sample_particles(loaded, strategy, history, options.count, rng)
+    if options.rows == "children":
+        solved = solve_children(loaded, sample, strategy, spec.depth, spec.cfr_iterations, options.max_histories, rng)
     else:
         solved = _solve_particle_rows(spec, loaded, sample)
     public, private = sample_features(solved.tree, observers, solved.public_state, solved.infostates)
@@ -135,7 +136,7 @@ def solve_sample(spec: ParticleSpec, sample_id: int) -> dict:
     }
 
 
-def _solve_particle_rows(spec: ParticleSpec, loaded: LoadedGame, sample) -> SolvedRows:
+def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: ParticleSample) -> SolvedRows:
     """Steps 2–3 with rows="particles": the particles' own infostates; target = root cfv / σ_n."""
     tree, roots, weights, own = _subgame(spec, loaded, sample)
     game = build_sequence_game(tree, root_histories=roots, root_weights=weights)
@@ -153,14 +154,17 @@ def _solve_particle_rows(spec: ParticleSpec, loaded: LoadedGame, sample) -> Solv
                       values(result.current_root_values), tuple(mass), reach)
 
 
-def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
+def _subgame(
+    spec: GenerationSpec, loaded: LoadedGame, sample: ParticleSample
+) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
     """Step 2: (tree, root histories [R], root weights [R], per player {infostate string: (σ_n, mass)}).
 
     "drawn": the roots are the distinct particles, each weighing its reach.
     "induced": the roots are every history joining two particle infostates,
     weighing σ₁(s₁)·σ₂(s₂)·π_c(h) (`pvf.games.induced_pbs`).
     """
-    tree = build_particle_tree(loaded, sample.particles, max_histories=spec.max_histories)
+    cap = spec.particles.max_histories
+    tree = build_particle_tree(loaded, sample.particles, max_histories=cap)
     roots = find_histories(tree, sample.particles)
     own = []
     for n in (0, 1):
@@ -169,16 +173,16 @@ def _subgame(spec: ParticleSpec, loaded: LoadedGame, sample) -> tuple[PublicTree
             key = tree.infostate_strings[n][s]
             per_infostate[key] = (float(sample.own_reach[k, n]), per_infostate.get(key, (0.0, 0.0))[1] + float(sample.weights[k]))
         own.append(per_infostate)
-    if spec.subgame == "drawn":
+    if spec.particles.subgame == "drawn":
         return tree, roots, tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1], own
     paths, reach = induced_roots(loaded, tree, roots, sample.own_reach)
-    induced = build_particle_tree(loaded, paths, max_histories=spec.max_histories)
+    induced = build_particle_tree(loaded, paths, max_histories=cap)
     joined_roots = find_histories(induced, paths)
     weights = induced.chance_reach[joined_roots] * reach[:, 0] * reach[:, 1]
     return induced, joined_roots, weights, own
 
 
-def run_particle_task(spec: ParticleSpec, task: Task) -> ParticleShard:
+def run_particle_task(spec: GenerationSpec, task: Task) -> ParticleShard:
     """All samples of the task, in sample-id order."""
     samples = [solve_sample(spec, i) for i in range(task.trunk_lo, task.trunk_hi)]
     sizes = [len(s["belief"]) for s in samples]

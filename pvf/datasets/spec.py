@@ -1,4 +1,4 @@
-"""The parameters that determine a PBS dataset, bit for bit.
+"""The parameters that determine a PBS dataset, bit for bit: one `GenerationSpec` for both kinds of data.
 
 A `GenerationSpec` is everything the samples depend on: game, depth,
 number of trunks, CFR+ iterations, seed, sampling mix, which profile the
@@ -7,6 +7,26 @@ CFR+ batches) and the leaf solver (CFR+ or MMD). Workers, backend and wall
 time are not part of it: they change how fast a file is made, never what is
 in it. The spec is written as the work directory's manifest and as the
 file's root attributes, and a rerun is accepted only against the same spec.
+
+Its optional particle part (`particles=ParticleOptions(...)`, `pvf generate
+--particles K`) makes a particle dataset instead of an enumerated one: one
+sample per sample id, one public state at move `depth` drawn by playing
+random trunk strategy `id`, and K particles of it
+(`pvf.games.history_sampling`); `num_trunks` is then the number of samples.
+`subgame` says which subgame the targets solve: "induced" (default), the
+PBS the particles induce (every history joining two particle infostates,
+`pvf.games.induced_pbs`), or "drawn", the K drawn histories only (what
+files written before the attribute existed hold; they read as "drawn").
+`rows` says what a sample shows: "particles" (default), the particles'
+infostates at move `depth`, or "children", every infostate one move below K
+particles at move `depth` − 1, zero beliefs included: the shape of a
+particle trunk's leaf queries (`pvf.datasets.particle_children`; files
+without the attribute read as "particles"). A particle spec's attributes
+are the enumerated ones less `solver` (particle targets are CFR+'s) plus
+`particles`, `max_histories`, `subgame` and `rows`, as files and work
+directories written before the two kinds shared a spec hold them.
+`ParticleSpec(...)` builds a particle spec from the flat arguments of that
+earlier type.
 """
 
 from __future__ import annotations
@@ -22,7 +42,40 @@ from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES
 
 TARGET_PROFILES = ("average", "current")
 DEFAULT_TASK_SIZE = 50
+DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
+SUBGAMES = ("induced", "drawn")
+ROWS = ("particles", "children")
 _INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ParticleOptions:
+    """The particle part of a spec.
+
+    count: K, particle draws per sample.
+    max_histories: refuse a sample whose particle subgame has more histories (the depth is too early).
+    subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
+    rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
+    """
+
+    count: int
+    max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES
+    subgame: str = "induced"
+    rows: str = "particles"
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.count >= 1, f"--particles must be at least 1, got {self.count}"),
+            (self.max_histories >= 1, f"the history cap must be at least 1, got {self.max_histories}"),
+            (self.subgame in SUBGAMES,
+             f"the particle subgame must be one of {', '.join(SUBGAMES)}, got {self.subgame!r}"),
+            (self.rows in ROWS, f"particle rows must be one of {', '.join(ROWS)}, got {self.rows!r}"),
+            (self.rows == "particles" or self.subgame == "induced",
+             "children rows are solved on the PBS they induce; use subgame 'induced'"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise PvfError(message)
 
 
 @dataclass(frozen=True)
@@ -30,15 +83,16 @@ class GenerationSpec:
     """What `pvf generate` makes; equal specs give bit-identical samples.
 
     game: OpenSpiel game string (aliases resolved).
-    depth: move number of the trunk's leaf public states.
-    num_trunks: number of random trunk strategies.
+    depth: move number of the trunk's leaf public states (of the samples' public states with particles).
+    num_trunks: number of random trunk strategies (with particles: of samples; sample i plays strategy i).
     cfr_iterations: solver iterations per leaf subgame (CFR+'s, or MMD's with solver "mmd").
     seed: generation seed (non-negative).
     sampling: the trunk-strategy mix.
     target: profile whose values `/infostates/target` holds: average or current.
-    task_size: trunks per task; a task's PBSs at one public state are one CFR+ batch.
+    task_size: trunks (samples) per task; a task's PBSs at one public state are one CFR+ batch.
     solver: "cfr+" or "mmd" (its default schedule; both targets are then its last
-        iterate). Files written before this attribute existed are "cfr+".
+        iterate). Files written before this attribute existed are "cfr+". Particle datasets are CFR+'s.
+    particles: None for an enumerated dataset, else the particle dataset's options.
     """
 
     game: str
@@ -50,47 +104,64 @@ class GenerationSpec:
     target: str = "average"
     task_size: int = DEFAULT_TASK_SIZE
     solver: str = DEFAULT_SOLVER
+    particles: ParticleOptions | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "game", canonical_game_string(self.game))
-        if self.depth <= 0:
-            raise PvfError(f"depth must be a positive move number, got {self.depth}")
-        if self.num_trunks < 1:
-            raise PvfError(f"the number of trunks must be at least 1, got {self.num_trunks}")
-        if self.cfr_iterations < 1:
-            raise PvfError(f"CFR+ iterations must be at least 1, got {self.cfr_iterations}")
-        if self.seed < 0:
-            raise PvfError(f"the seed must be a non-negative integer, got {self.seed}")
-        if self.target not in TARGET_PROFILES:
-            raise PvfError(f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}")
-        if self.task_size < 1:
-            raise PvfError(f"the task size must be at least 1, got {self.task_size}")
-        for name in ("depth", "num_trunks", "cfr_iterations", "seed", "task_size"):
-            if getattr(self, name) > _INT64_MAX:  # stored as HDF5 int64 attributes
-                raise PvfError(f"{name} {getattr(self, name)} is too large (at most {_INT64_MAX})")
-        if self.solver not in SOLVER_NAMES:
-            raise PvfError(f"solver must be one of {', '.join(SOLVER_NAMES)}, got {self.solver!r}")
+        count = "the number of trunks" if self.particles is None else "the number of samples (--trunks)"
+        checks = [
+            (self.depth > 0, f"depth must be a positive move number, got {self.depth}"),
+            (self.num_trunks >= 1, f"{count} must be at least 1, got {self.num_trunks}"),
+            (self.cfr_iterations >= 1, f"CFR+ iterations must be at least 1, got {self.cfr_iterations}"),
+            (self.seed >= 0, f"the seed must be a non-negative integer, got {self.seed}"),
+            (self.target in TARGET_PROFILES,
+             f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}"),
+            (self.task_size >= 1, f"the task size must be at least 1, got {self.task_size}"),
+        ]
+        checks += [(value <= _INT64_MAX, f"{name} {value} is too large (at most {_INT64_MAX})")  # HDF5 int64 attributes
+                   for name, value in self.to_attrs().items() if isinstance(value, int)]
+        checks.append((self.solver in SOLVER_NAMES,
+                       f"solver must be one of {', '.join(SOLVER_NAMES)}, got {self.solver!r}"))
+        if self.particles is not None:
+            checks += [
+                (self.solver == DEFAULT_SOLVER,
+                 f"particle datasets are solved with {DEFAULT_SOLVER} only, got {self.solver!r}"),
+                (self.particles.rows == "particles" or self.depth >= 2,
+                 f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}"),
+            ]
+        for ok, message in checks:
+            if not ok:
+                raise PvfError(message)
 
     def to_attrs(self) -> dict[str, Any]:
         """The spec as HDF5 root attributes / manifest entries (scalars and strings)."""
-        return {
-            "game": self.game,
-            "depth": self.depth,
-            "num_trunks": self.num_trunks,
+        head = {"game": self.game, "depth": self.depth, "num_trunks": self.num_trunks}
+        common = {
             "cfr_iterations": self.cfr_iterations,
             "seed": self.seed,
             "sampling": self.sampling.to_json(),
             "target": self.target,
             "task_size": self.task_size,
-            "solver": self.solver,
         }
+        if self.particles is None:
+            return {**head, **common, "solver": self.solver}
+        p = self.particles
+        return {**head, "particles": p.count, **common,
+                "max_histories": p.max_histories, "subgame": p.subgame, "rows": p.rows}
 
     @classmethod
     def from_attrs(cls, attrs: dict[str, Any]) -> GenerationSpec:
-        """Inverse of `to_attrs` (accepts numpy scalars as read by h5py)."""
-        if int(attrs.get("particles", 0)) > 0:
-            raise PvfError(f"a particle dataset ({int(attrs['particles'])} particles per sample), not an enumerated one")
+        """Inverse of `to_attrs` (accepts numpy scalars as read by h5py); a particle spec where `particles` is set."""
+        particle = int(attrs.get("particles", 0)) > 0
         try:
+            options = None
+            if particle:
+                options = ParticleOptions(
+                    count=int(attrs["particles"]),
+                    max_histories=int(attrs["max_histories"]),
+                    subgame=str(attrs.get("subgame", "drawn")),
+                    rows=str(attrs.get("rows", "particles")),
+                )
             return cls(
                 game=str(attrs["game"]),
                 depth=int(attrs["depth"]),
@@ -101,11 +172,45 @@ class GenerationSpec:
                 target=str(attrs["target"]),
                 task_size=int(attrs["task_size"]),
                 solver=str(attrs.get("solver", DEFAULT_SOLVER)),
+                particles=options,
             )
         except (KeyError, TypeError, ValueError, json.JSONDecodeError) as exc:
-            raise PvfError(f"unreadable generation parameters ({type(exc).__name__}: {exc})") from None
+            kind = "particle generation" if particle else "generation"
+            raise PvfError(f"unreadable {kind} parameters ({type(exc).__name__}: {exc})") from None
 
     def differences(self, other: GenerationSpec) -> list[str]:
-        """Human-readable `name: mine vs other` for every parameter that differs."""
+        """Human-readable `name: mine vs other` for every parameter that differs (or the other kind of dataset)."""
+        if other.particles is not None and self.particles is None:
+            return [f"a particle dataset ({other.particles.count} particles per sample), not an enumerated one"]
+        if other.particles is None and self.particles is not None:
+            return ["an enumerated dataset, not a particle one"]
         mine, theirs = self.to_attrs(), other.to_attrs()
         return [f"{k}: {theirs[k]!r} there, {mine[k]!r} asked" for k in mine if mine[k] != theirs[k]]
+
+
+def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kept for users' scripts)
+    game: str,
+    depth: int,
+    num_trunks: int,
+    particles: int,
+    cfr_iterations: int,
+    seed: int = 0,
+    sampling: SamplingConfig | None = None,
+    target: str = "average",
+    task_size: int = DEFAULT_TASK_SIZE,
+    max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES,
+    subgame: str = "induced",
+    rows: str = "particles",
+) -> GenerationSpec:
+    """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
+    return GenerationSpec(
+        game=game,
+        depth=depth,
+        num_trunks=num_trunks,
+        cfr_iterations=cfr_iterations,
+        seed=seed,
+        sampling=SamplingConfig() if sampling is None else sampling,
+        target=target,
+        task_size=task_size,
+        particles=ParticleOptions(count=particles, max_histories=max_histories, subgame=subgame, rows=rows),
+    )

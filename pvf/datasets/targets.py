@@ -18,7 +18,7 @@ public states) are disjoint, so they are solved together as one game:
 With solver "mmd" both targets are MMD's last iterate (it has no average).
 The batch is the speed: one sparse × dense product per iteration and player
 serves all B × L PBSs. Which trunks share a batch is fixed by the caller
-(`pvf.datasets.tasks`), so results are reproducible to the bit.
+(`pvf.datasets.task_plan`), so results are reproducible to the bit.
 """
 
 from __future__ import annotations

@@ -1,197 +1,105 @@
-"""One task of dataset generation: a contiguous block of trunk ids → one shard of samples.
+"""The two kinds of dataset behind one driver, chosen by the spec: enumerated PBSs or particles.
 
-Task boundaries depend only on the number of trunks and the task size, so a
-task's output is the same whichever worker or backend runs it. A task:
-  1. Draws the random strategies of its trunks (one generator per trunk id)
-     and propagates them to the beliefs of every leaf infostate.
-  2. Solves all its PBSs (its trunks × the leaf public states) in one
-     batched CFR+ call on the union of the leaf subgames (`LeafSolver`).
-  3. Lays the samples out trunk-major as in docs/hdf5_schema.md: one gather
-     with a fixed column permutation turns the per-player value matrices
-     [B, J_n] into rows (sample by sample, player 1's infostates then
-     player 2's).
-Workers keep the tree, trunk and leaf subgames of the last spec they saw
-(`context`), so a process builds them once however many tasks it runs.
+A `GenerationSpec` without a particle part makes an enumerated dataset
+(`pvf.datasets.pbs_tasks`: every leaf public state of a trunk per trunk
+id), one with it a particle dataset (`pvf.datasets.particle_tasks`: one
+public state and K histories of it per sample id). Both split their ids
+into the same tasks (`pvf.datasets.task_plan`). This module is the only
+place that looks at which kind a spec is:
+  - `run_task(spec, task)`: what a worker runs (`pvf.datasets.backends`),
+    the task's shard.
+  - `dataset_kind(spec)`: what the resumable driver (`pvf.datasets.generate`)
+    needs of a kind, built once per run before anything is written (so a
+    bad game, depth or size is refused first): samples per id, a bound on
+    the disk the data needs, whether a finished shard can be kept on resume
+    (`pvf.datasets.writer`: the task's, shaped right, valid values), and how
+    the shards join into the final file.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from functools import lru_cache
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
 
-import numpy as np
-
-from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
+from pvf.datasets import schema
+from pvf.datasets.particle_tasks import run_particle_task, solve_sample
+from pvf.datasets.pbs_tasks import context, run_pbs_task
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.targets import LeafSolver
-from pvf.errors import PvfError
-from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
-from pvf.solvers.registry import DEFAULT_SOLVER
-from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
+from pvf.datasets.task_plan import SampleColumns, Task
+from pvf.datasets.writer import join_particle_shards, join_shards, particle_shard_matches, shard_matches
+from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 
-@dataclass(frozen=True)
-class Task:
-    """Trunks [trunk_lo, trunk_hi), the `index`-th block."""
+def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> SampleColumns:
+    """The shard of one task of `spec`: `ShardArrays` (enumerated) or `ParticleShard` (particles).
 
-    index: int
-    trunk_lo: int
-    trunk_hi: int
-
-    @property
-    def num_trunks(self) -> int:
-        return self.trunk_hi - self.trunk_lo
+    max_histories: the public tree's cap (enumerated data; a particle spec carries its own)."""
+    if spec.particles is None:
+        return run_pbs_task(spec, task, max_histories)
+    return run_particle_task(spec, task)
 
 
-def plan_tasks(num_trunks: int, task_size: int) -> list[Task]:
-    """The blocks of `task_size` trunks (the last one shorter) covering 0..num_trunks-1."""
-    return [
-        Task(i, lo, min(lo + task_size, num_trunks)) for i, lo in enumerate(range(0, num_trunks, task_size))
-    ]
+class DatasetKind(Protocol):
+    """What the driver needs of one kind of dataset, for one spec.
 
-
-@dataclass(frozen=True)
-class SampleLayout:
-    """Where each infostate of one trunk's samples goes (the same for every trunk).
-
-    L leaf public states, J_n leaf infostates of player n, K = J1 + J2 rows per trunk.
-
-    public_states: [L] leaf public states in sample order.
-    sizes: [L] rows of each sample (its infostates of both players).
-    columns: [K] column of [values1 | values2] ([B, J1 + J2]) feeding each row.
-    player, index, slot: [K] the rows' player, augmented infostate and enumeration slot.
+    samples_per_trunk: samples each trunk (sample) id gives.
+    disk_bound: bytes the shards and the final file need at most (uncompressed); 0 where unknown before solving.
     """
 
-    public_states: np.ndarray
-    sizes: np.ndarray
-    columns: np.ndarray
-    player: np.ndarray
-    index: np.ndarray
-    slot: np.ndarray
+    samples_per_trunk: int
+    disk_bound: int
 
-    @classmethod
-    def of_trunk(cls, trunk: SequenceGame) -> SampleLayout:
-        off, infos = trunk.leaf_offsets, trunk.leaf_infostates
-        J1 = len(infos[0])
-        cols, player, index, slot = [], [], [], []
-        for k in range(len(trunk.leaf_public_states)):
-            for n, shift in ((0, 0), (1, J1)):
-                block = np.arange(off[n][k], off[n][k + 1])
-                cols.append(shift + block)
-                player.append(np.full(len(block), n, dtype=np.int8))
-                index.append(infos[n][block])
-                slot.append(np.arange(len(block), dtype=np.int32))
-        sizes = np.diff(off[0]) + np.diff(off[1])
-        return cls(
-            public_states=trunk.leaf_public_states.astype(np.int64),
-            sizes=sizes.astype(np.int64),
-            columns=np.concatenate(cols),
-            player=np.concatenate(player),
-            index=np.concatenate(index).astype(np.int64),
-            slot=np.concatenate(slot),
-        )
+    def shard_matches(self, path: Path, task: Task) -> bool:
+        """Whether the finished shard at `path` is this task's, with valid values (else it is recomputed)."""
+        ...
+
+    def join(self, out: Path, shards: Sequence[Path]) -> None:
+        """Write the final file `out` from the tasks' shards, in task order (atomically)."""
+        ...
 
 
-    def structure(self, trunk_ids: np.ndarray) -> dict[str, np.ndarray]:
-        """The non-value arrays of the samples of these trunks: trunk, public_state, offset, player, index, slot."""
-        B = len(trunk_ids)
-        return dict(
-            trunk=np.repeat(np.asarray(trunk_ids, dtype=np.int64), len(self.public_states)),
-            public_state=np.tile(self.public_states, B),
-            offset=np.concatenate([[0], np.cumsum(np.tile(self.sizes, B))]).astype(np.int64),
-            player=np.tile(self.player, B),
-            index=np.tile(self.index, B),
-            slot=np.tile(self.slot, B),
-        )
+class EnumeratedKind:
+    """Every leaf public state of a trunk per trunk id: the tree, trunk, leaf solver and feature tables built here."""
+
+    def __init__(self, spec: GenerationSpec, max_histories: int):
+        self.spec = spec
+        self.context = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
+        self.features = build_feature_tables(self.context.tree)  # before any solving: a game too large fails now
+        layout = self.context.layout
+        self.samples_per_trunk = len(layout.public_states)
+        row_bytes = sum(dtype.itemsize for _, dtype in schema.ROW_DATASETS.values())
+        sample_bytes = sum(dtype.itemsize for _, dtype in schema.SAMPLE_DATASETS.values())
+        per_trunk = len(layout.player) * row_bytes + len(layout.public_states) * sample_bytes
+        self.disk_bound = 2 * spec.num_trunks * per_trunk
+
+    def shard_matches(self, path: Path, task: Task) -> bool:
+        return shard_matches(path, task, self.context.layout)
+
+    def join(self, out: Path, shards: Sequence[Path]) -> None:
+        join_shards(out, shards, self.spec, self.context.layout.public_states, self.features)
 
 
-class SampleColumns:
-    """Shared by the shard dataclasses: a `trunk` column per sample, every field an array named as its dataset."""
+class ParticleKind:
+    """One public state and K histories of it per sample id; sample 0 is solved here to check the spec."""
 
-    trunk: np.ndarray
+    samples_per_trunk = 1
+    disk_bound = 0
 
-    @property
-    def num_samples(self) -> int:
-        return len(self.trunk)
+    def __init__(self, spec: GenerationSpec):
+        self.spec = spec
+        solve_sample(spec, 0)  # validates game, observers, depth and subgame size before anything is written
 
-    def as_dict(self) -> dict[str, np.ndarray]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+    def shard_matches(self, path: Path, task: Task) -> bool:
+        return particle_shard_matches(path, task)
 
-
-@dataclass(frozen=True)
-class ShardArrays(SampleColumns):
-    """The samples of one task, laid out as the schema's datasets (offsets start at 0).
-
-    n samples, m infostate rows.
-
-    trunk, public_state: [n] int64.
-    offset: [n + 1] int64.
-    player: [m] int8; index: [m] int64; slot: [m] int32.
-    belief, target, target_current: [m] float64.
-    """
-
-    trunk: np.ndarray
-    public_state: np.ndarray
-    offset: np.ndarray
-    player: np.ndarray
-    index: np.ndarray
-    slot: np.ndarray
-    belief: np.ndarray
-    target: np.ndarray
-    target_current: np.ndarray
+    def join(self, out: Path, shards: Sequence[Path]) -> None:
+        join_particle_shards(out, shards, self.spec)
 
 
-@dataclass(frozen=True, eq=False)
-class GenerationContext:
-    """What every task of a spec shares: the tree, its trunk, the leaf solver and the layout."""
-
-    tree: PublicTree
-    trunk: SequenceGame
-    solver: LeafSolver
-    layout: SampleLayout
-
-
-@lru_cache(maxsize=1)
-def context(
-    game: str, depth: int, cfr_iterations: int, solver: str = DEFAULT_SOLVER, max_histories: int = DEFAULT_MAX_HISTORIES
-) -> GenerationContext:
-    """Build (once per process) the tree, trunk and leaf solver of a spec; PvfError if the depth has no leaves."""
-    tree = build_public_tree(game, max_histories=max_histories)
-    max_depth = int(tree.depth.max())
-    if depth > max_depth:
-        raise PvfError(
-            f"depth {depth} is beyond the last move of {tree.game_string} (move {max_depth}); "
-            f"`pvf describe '{tree.game_string}'` lists the possible depths"
-        )
-    trunk = build_sequence_game(tree, depth_limit=depth)
-    if not trunk.has_leaves:
-        raise PvfError(
-            f"{tree.game_string} has no non-terminal public state at move number {depth}; "
-            f"`pvf describe '{tree.game_string}'` lists the possible depths"
-        )
-    leaf_solver = LeafSolver(tree, trunk.leaf_public_states, cfr_iterations, solver)
-    return GenerationContext(tree, trunk, leaf_solver, SampleLayout.of_trunk(trunk))
-
-
-def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> ShardArrays:
-    """All samples of the task's trunks (trunk-major, then leaf public state)."""
-    if getattr(spec, "particles", 0):  # a ParticleSpec: pvf.datasets.particle_tasks
-        from pvf.datasets.particle_tasks import run_particle_task
-
-        return run_particle_task(spec, task)
-    ctx = context(spec.game, spec.depth, spec.cfr_iterations, spec.solver, max_histories)
-    trunk, layout = ctx.trunk, ctx.layout
-    ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
-    beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
-    solved = ctx.solver.solve(beliefs)  # columns in trunk.leaf_infostates order, as the beliefs
-    target = solved.average if spec.target == "average" else solved.current
-
-    def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        return np.concatenate(per_player, axis=1)[:, layout.columns].reshape(-1)
-
-    return ShardArrays(
-        **layout.structure(ids),
-        belief=rows(beliefs),
-        target=rows(target),
-        target_current=rows(solved.current),
-    )
+def dataset_kind(spec: GenerationSpec, max_histories: int = DEFAULT_MAX_HISTORIES) -> DatasetKind:
+    """The kind of `spec`'s dataset, checked against the game (PvfError before any work)."""
+    if spec.particles is None:
+        return EnumeratedKind(spec, max_histories)
+    return ParticleKind(spec)

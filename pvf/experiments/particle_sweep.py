@@ -9,7 +9,7 @@ a seed s:
      the uniform trunk strategy is unexploitable in the one-particle game
      of that history (late in win/lose Goofspiel most public states are
      decided under good play, and there every trunk strategy scores 0);
-     its public state gets K particle draws (`pvf.datasets.particle_sampling`); equal draws merge
+     its public state gets K particle draws (`pvf.games.history_sampling`); equal draws merge
      and dead draws drop out, leaving k ≤ K distinct particles.
   2. The root is a chance node, made common knowledge as fig. 4 does, over
      (`roots="induced"`, the default) the PBS the particles induce (the
@@ -65,10 +65,10 @@ from pathlib import Path
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_sampling import MAX_PLAYS, play_to_depth, sample_particles
 from pvf.datasets.sampling import SamplingConfig
 from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
+from pvf.games.history_sampling import MAX_PLAYS, play_to_depth, sample_particles
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES

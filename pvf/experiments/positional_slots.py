@@ -10,7 +10,7 @@ trunk in the full tree by OpenSpiel information-state string and returns its
 slot there; the infostates the particle tree lacks get belief 0 in their
 slots, which is the PBS the particles induce. Beyond enumeration there is
 no positional row: the input count it would need is reported instead
-(`pvf.datasets.particle_generate.positional_inputs`).
+(`pvf.games.depths.positional_inputs`).
 """
 
 from __future__ import annotations

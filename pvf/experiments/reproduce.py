@@ -71,10 +71,8 @@ import numpy as np
 import torch
 
 from pvf.datasets.generate import generate
-from pvf.datasets.particle_generate import generate_particles, positional_inputs
-from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
-from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.spec import GenerationSpec, ParticleOptions
 from pvf.valuefn.network import load_value_function
 from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.experiments.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
@@ -86,6 +84,7 @@ from pvf.trainers.processes import run_in_processes
 from pvf.experiments.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, runs_table, summarize, sweep_points, uniform_reference
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.trainers.training import TrainingRun, train_value_function
+from pvf.games.depths import positional_inputs
 from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
@@ -239,11 +238,11 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     seed = config.seeds[0]
     loaded = load_game(game.game)
     check_trunk(loaded, game.root_move, game.depth)
-    spec = ParticleSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
-                        particles=game.particles, cfr_iterations=config.cfr_iterations, seed=seed)
-    data = config.out / "data" / f"{game.name}-d{game.depth}-p{spec.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
+    spec = GenerationSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
+                          cfr_iterations=config.cfr_iterations, seed=seed, particles=ParticleOptions(count=game.particles))
+    data = config.out / "data" / f"{game.name}-d{game.depth}-p{game.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
     data.parent.mkdir(parents=True, exist_ok=True)
-    generate_particles(spec, data, workers=config.workers, progress=config.progress)
+    generate(spec, data, workers=config.workers, progress=config.progress)
     steps = config.particle_steps or game.max_steps
     checkpoint = config.out / "checkpoints" / f"{data.stem}-particle-steps{steps}-b{config.batch_size}.ckpt"
     history = checkpoint.with_suffix(".csv")

@@ -10,10 +10,14 @@ For each move number d with a non-terminal public state (the candidates for
   4. whether any player acts before d. If none does, every trunk strategy
      gives the same beliefs, so all samples of a public state are one PBS
      repeated (Kuhn at move 2: one public state, 50 trunks, 50 copies).
+Beyond the public tree, `positional_inputs` bounds the infostates of
+imperfect-information Goofspiel's largest public state at a move by the
+paper's formula (app. A, lemma 2): what a positional network would need.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -75,3 +79,22 @@ def depth_sizes(tree: PublicTree) -> list[DepthSizes]:
             )
         )
     return out
+
+
+def positional_inputs(game: str, depth: int) -> int:
+    """A lower bound on the infostates of the largest public state at move `depth` (0 if unknown).
+
+    Imperfect-information Goofspiel with N cards: 2·√X(k), X(k) = N!(N−1)!/((N−k)!(N−1−k)!·2^k)
+    (the paper, app. A, lemma 2). A positional value function needs an input and an output per infostate.
+    """
+    if not game.startswith("goofspiel(") or "imp_info=True" not in game:
+        return 0
+    try:
+        n = int(game.split("num_cards=", 1)[1].split(",", 1)[0].split(")", 1)[0])
+    except (IndexError, ValueError):
+        return 0
+    k = depth
+    if k >= n:
+        return 0
+    x = math.factorial(n) * math.factorial(n - 1) / (math.factorial(n - k) * math.factorial(n - 1 - k) * 2**k)
+    return int(math.ceil(2 * math.sqrt(x)))

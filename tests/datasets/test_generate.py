@@ -18,7 +18,8 @@ from pvf.cli import main
 from pvf.datasets import generate as generate_module
 from pvf.datasets.generate import generate, shard_path, work_dir
 from pvf.datasets.reader import PBSDataset
-from pvf.datasets.tasks import plan_tasks, run_task
+from pvf.datasets.task_plan import plan_tasks
+from pvf.datasets.tasks import run_task
 from pvf.datasets.writer import write_shard
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables

@@ -1,5 +1,7 @@
 """Generation and reading under abuse, with real processes and real damaged files:
-two writers of one output, a full disk, NaN / out-of-range values in files and shards."""
+two writers of one output, a full disk, NaN / out-of-range values in files and shards.
+The generation tests run for both kinds of dataset (enumerated and particles): one driver gives both the same
+guarantees."""
 
 from __future__ import annotations
 
@@ -16,17 +18,28 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from pbs_helpers import assert_same_samples, make, small_spec
+from pbs_helpers import GOOF5, assert_same_samples, make, small_spec
 
 from pvf.datasets.generate import shard_path, work_dir
-from pvf.datasets.tasks import plan_tasks
+from pvf.datasets.spec import GenerationSpec, ParticleSpec
+from pvf.datasets.task_plan import plan_tasks
+
+KINDS = ("enumerated", "particles")
+
+
+def _spec(kind: str, trunks: int, iterations: int, task_size: int) -> GenerationSpec:
+    """Leduc at move 7 (54 PBSs per trunk), or Goofspiel-5 at move 2 with 4 particles per sample."""
+    if kind == "particles":
+        return ParticleSpec(GOOF5, 2, trunks, 4, iterations, seed=7, task_size=task_size)
+    return small_spec(trunks=trunks, iterations=iterations, task_size=task_size)
 
 
 def _cmd(spec, out: Path, *extra: str) -> list[str]:
+    particles = [] if spec.particles is None else ["--particles", str(spec.particles.count)]
     return [
         sys.executable, "-m", "pvf.cli", "generate", "--game", spec.game, "--depth", str(spec.depth),
         "--trunks", str(spec.num_trunks), "--cfr-iterations", str(spec.cfr_iterations),
-        "--task-size", str(spec.task_size), "--seed", str(spec.seed), "--out", str(out), *extra,
+        "--task-size", str(spec.task_size), "--seed", str(spec.seed), "--out", str(out), *particles, *extra,
     ]  # fmt: skip
 
 
@@ -43,8 +56,9 @@ def _assert_one_line_error(proc: subprocess.CompletedProcess, *words: str) -> No
         assert w in lines[0], lines[0]
 
 
-def test_second_generator_is_refused_at_once_and_first_finishes_the_same_file(tmp_path):
-    spec = small_spec(trunks=30, iterations=10, task_size=1)
+@pytest.mark.parametrize("kind", KINDS)
+def test_second_generator_is_refused_at_once_and_first_finishes_the_same_file(tmp_path, kind):
+    spec = _spec(kind, trunks=30, iterations=10, task_size=1)
     reference = make(tmp_path / "ref.h5", spec)
     out = tmp_path / "same.h5"
     first = subprocess.Popen(_cmd(spec, out, "--json"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -69,9 +83,10 @@ def _fsize_limit(limit: int):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
-def test_full_disk_is_one_line_and_the_rerun_resumes(tmp_path):
+@pytest.mark.parametrize("kind", KINDS)
+def test_full_disk_is_one_line_and_the_rerun_resumes(tmp_path, kind):
     """A file-size limit (EFBIG, as a full disk gives ENOSPC) hits the final join: the shards survive."""
-    spec = small_spec(trunks=3, iterations=5, task_size=1)
+    spec = _spec(kind, trunks=3, iterations=5, task_size=1)
     reference = make(tmp_path / "ref.h5", spec)
     out = tmp_path / "full.h5"
     shard_bytes = (reference.stat().st_size // 3) * 3 // 2  # room for a shard, not for the joined file
@@ -88,8 +103,9 @@ def test_full_disk_is_one_line_and_the_rerun_resumes(tmp_path):
     assert_same_samples(reference, out)
 
 
-def test_full_disk_while_writing_shards(tmp_path):
-    spec = small_spec(trunks=3, iterations=5, task_size=1)
+@pytest.mark.parametrize("kind", KINDS)
+def test_full_disk_while_writing_shards(tmp_path, kind):
+    spec = _spec(kind, trunks=3, iterations=5, task_size=1)
     out = tmp_path / "full.h5"
     limited = subprocess.run(_cmd(spec, out), capture_output=True, text=True, timeout=300,
                              preexec_fn=_fsize_limit(4096))
@@ -98,15 +114,17 @@ def test_full_disk_while_writing_shards(tmp_path):
     assert [p.name for p in work_dir(out).iterdir()] == ["manifest.json"]  # no *.tmp left
 
 
-def test_nan_in_a_shard_is_recomputed_on_resume(tmp_path):
-    spec = small_spec(trunks=3, iterations=5, task_size=1)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("column, value", [("target", np.nan), ("belief", 2.0)])
+def test_bad_values_in_a_shard_are_recomputed_on_resume(tmp_path, kind, column, value):
+    spec = _spec(kind, trunks=3, iterations=5, task_size=1)
     reference = make(tmp_path / "ref.h5", spec)
     out = tmp_path / "resumed.h5"
     interrupted = subprocess.run(_cmd(spec, out), capture_output=True, text=True, timeout=300,
                                  preexec_fn=_fsize_limit(reference.stat().st_size // 2))
     assert interrupted.returncode == 2  # all shards written, the join refused
     with h5py.File(shard_path(work_dir(out), plan_tasks(3, 1)[1]), "r+") as f:
-        f["target"][3] = np.nan
+        f[column][1] = value
     rerun = subprocess.run(_cmd(spec, out, "--json"), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)

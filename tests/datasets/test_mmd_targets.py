@@ -11,7 +11,7 @@ from pvf.cli import main
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.tasks import context
+from pvf.datasets.pbs_tasks import context
 from pvf.errors import PvfError
 from pvf.solvers.mmd import mmd
 from pvf.solvers.sequence_form import build_sequence_game

@@ -9,19 +9,21 @@ import numpy as np
 import pytest
 
 from pvf.cli import main
-from pvf.datasets import particle_generate as pg
-from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_generate import generate_particles, positional_inputs
+from pvf.datasets import generate as driver
+from pvf.datasets.generate import generate
 from pvf.datasets.layout import DataLayout
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_spec import ParticleSpec
-from pvf.datasets.sampling import SamplingConfig
-from pvf.valuefn.registry import make_architecture
 from pvf.datasets.reader import PBSDataset
+from pvf.datasets.sampling import SamplingConfig
+from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
+from pvf.games.depths import positional_inputs
 from pvf.games.features import build_feature_tables
+from pvf.valuefn.registry import make_architecture
 from tests.conftest import GOOF5, cached_tree
-from tests.datasets.test_particle_sampling import exact_reach
+from tests.games.test_history_sampling import exact_reach
 
 SPEC = ParticleSpec(GOOF5, depth=2, num_trunks=12, particles=6, cfr_iterations=50, task_size=4)
 
@@ -36,7 +38,7 @@ def _datasets(path):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     path = tmp_path_factory.mktemp("particles") / "ref.h5"
-    generate_particles(SPEC, path, progress=False)
+    generate(SPEC, path, progress=False)
     return path
 
 
@@ -64,8 +66,8 @@ def test_rows_are_the_particles_infostates_with_exact_beliefs_and_features(refer
 
 def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeypatch):
     two = tmp_path / "two.h5"
-    generate_particles(SPEC, two, workers=2, progress=False)
-    real = pg.run_tasks
+    generate(SPEC, two, workers=2, progress=False)
+    real = driver.run_tasks
 
     def dies_after_two(*args, **kwargs):
         for k, item in enumerate(real(*args, **kwargs)):
@@ -74,11 +76,11 @@ def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeyp
             yield item
 
     killed = tmp_path / "killed.h5"
-    monkeypatch.setattr(pg, "run_tasks", dies_after_two)
+    monkeypatch.setattr(driver, "run_tasks", dies_after_two)
     with pytest.raises(KeyboardInterrupt):
-        generate_particles(SPEC, killed, progress=False)
-    monkeypatch.setattr(pg, "run_tasks", real)
-    report = generate_particles(SPEC, killed, progress=False)
+        generate(SPEC, killed, progress=False)
+    monkeypatch.setattr(driver, "run_tasks", real)
+    report = generate(SPEC, killed, progress=False)
     assert (report.tasks_resumed, report.tasks_run) == (2, 1)
     ref = _datasets(reference)
     for other in (two, killed):
@@ -86,14 +88,40 @@ def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeyp
         assert data.keys() == ref.keys()
         for name in ref:
             np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
-    assert generate_particles(SPEC, killed, progress=False).status == "complete"
+    assert generate(SPEC, killed, progress=False).status == "complete"
+
+
+def test_shards_of_an_earlier_version_resume(reference, tmp_path, monkeypatch):
+    """Particle shards written before the two kinds shared a driver lack the size attributes: a rerun keeps them."""
+    real = driver.run_tasks
+
+    def dies_after_two(*args, **kwargs):
+        for k, item in enumerate(real(*args, **kwargs)):
+            if k == 2:
+                raise KeyboardInterrupt
+            yield item
+
+    out = tmp_path / "old.h5"
+    monkeypatch.setattr(driver, "run_tasks", dies_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        generate(SPEC, out, progress=False)
+    monkeypatch.setattr(driver, "run_tasks", real)
+    for shard in driver.work_dir(out).glob("shard-*.h5"):
+        with h5py.File(shard, "r+") as f:
+            del f.attrs["num_samples"], f.attrs["num_rows"]
+    report = generate(SPEC, out, progress=False)
+    assert (report.tasks_resumed, report.tasks_run) == (2, 1)
+    ref, data = _datasets(reference), _datasets(out)
+    assert data.keys() == ref.keys()
+    for name in ref:
+        np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
 
 
 @pytest.mark.ray
 def test_ray_backend_writes_the_same_file(reference, tmp_path):
     """A local Ray instance (2 CPUs) runs the particle tasks: the file is the local one's, dataset by dataset."""
     ray_file = tmp_path / "ray.h5"
-    generate_particles(SPEC, ray_file, workers=2, backend="ray", progress=False)
+    generate(SPEC, ray_file, workers=2, backend="ray", progress=False)
     ref, data = _datasets(reference), _datasets(ray_file)
     assert data.keys() == ref.keys()
     for name in ref:
@@ -224,11 +252,11 @@ def _against_enumerated(spec, tmp_path):
     """Write `spec`'s file; yield (dataset, sample i, its targets, the enumerated values, joined histories, enumerated
     counterfactual reach and mean opponent features) per sample."""
     path = tmp_path / "compare.h5"
-    generate_particles(spec, path, progress=False)
+    generate(spec, path, progress=False)
     tree = cached_tree(spec.game)
     full = build_feature_tables(tree)
     with PBSDataset(path) as ds:
-        assert ParticleSpec.from_attrs(dict(ds.attrs)) == spec
+        assert GenerationSpec.from_attrs(dict(ds.attrs)) == spec
         for i in range(ds.num_samples):
             yield (ds, i, *_enumerated_targets(tree, full, ds, i, spec.depth, spec.cfr_iterations))
 
@@ -248,7 +276,7 @@ def _check_reach(ds, i, targets, reach, opponent):
 def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_path, game, depth):
     """Each row's target is the enumerated solver's value of that row's infostate in the PBS whose beliefs are the
     rows' (zero elsewhere), although the particles are a few of that PBS's histories (the paper, sec. 5.1)."""
-    spec = replace(SPEC, game=game, depth=depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
+    spec = ParticleSpec(game, depth, num_trunks=6, particles=6, cfr_iterations=100, task_size=6)
     sparse = 0
     mixed = 0
     for ds, i, targets, enumerated, joined, reach, opponent in _against_enumerated(spec, tmp_path):
@@ -262,7 +290,7 @@ def test_targets_are_the_enumerated_values_of_the_pbs_the_particles_induce(tmp_p
 def test_drawn_subgame_targets_depend_on_the_draws(tmp_path):
     """subgame="drawn" (files from before the induced PBS) solves the drawn histories only: its targets are the
     enumerated PBS values where the particles cover that PBS, and differ where they do not."""
-    spec = replace(SPEC, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
+    spec = ParticleSpec(GOOF5, 2, num_trunks=8, particles=40, cfr_iterations=100, task_size=8, subgame="drawn")
     covered = differ = 0
     for ds, i, targets, enumerated, joined, _, _ in _against_enumerated(spec, tmp_path):
         if joined == ds._read("samples/particles")[i]:
@@ -278,8 +306,8 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
     """rows="children": every infostate one move below the particles' induced PBS, in one public state, with the
     trunk strategy's beliefs (zeros included); each target is the enumerated solver's value of that infostate in
     the PBS of those beliefs, so zero-belief rows carry their value against the opponent's belief."""
-    spec = replace(SPEC, game=game, depth=depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
-                   sampling=SamplingConfig(p_pure=0.5))
+    spec = ParticleSpec(game, depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
+                        sampling=SamplingConfig(p_pure=0.5))
     zero = 0
     for ds, i, targets, enumerated, _, reach, opponent in _against_enumerated(spec, tmp_path):
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)

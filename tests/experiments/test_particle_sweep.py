@@ -16,7 +16,7 @@ from tests.conftest import GOOF5, cached_tree
 
 def test_particle_weights_are_the_reference_reach():
     """w = π_c·π₁·π₂ of each particle, recomputed on the enumerated tree."""
-    from tests.datasets.test_particle_sampling import exact_reach
+    from tests.games.test_history_sampling import exact_reach
     from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 
     setting = particle_trunk_setting(load_game(GOOF5), 2, 3, draws=16, seed=1, reference=SamplingConfig())

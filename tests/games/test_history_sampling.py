@@ -1,12 +1,12 @@
-"""Particle sampling: unbiased beliefs, checked against the enumerated public tree."""
+"""History sampling by a strategy: unbiased particle beliefs, checked against the enumerated public tree."""
 
 import numpy as np
 import pytest
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_sampling import play_to_depth, sample_particles
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
+from pvf.games.history_sampling import continuations, play_to_depth, sample_particles
 from pvf.games.particle_tree import find_histories, history_actions
 from pvf.games.public_tree import CHANCE, TERMINAL
 from tests.conftest import GOOF4, GOOF5, LEDUC, cached_tree
@@ -95,3 +95,17 @@ def test_a_sample_is_a_function_of_the_seed_and_ids():
     np.testing.assert_array_equal(runs[0].weights, runs[1].weights)
     with pytest.raises(PvfError, match="at least 1"):
         sample_particles(tree.loaded, runs[0] and LazyTrunkStrategy(0, 0, SamplingConfig()), runs[0].public_history, 0, rng)
+
+
+def test_continuations_advance_one_move_of_the_original_game():
+    """A Goofspiel round is both bids, its probability each player's factor times the other's; a chance move has
+    no player factor."""
+    strategy = LazyTrunkStrategy(seed=3, trunk_id=1, config=SamplingConfig())
+    steps = continuations(cached_tree(GOOF5).loaded, (), strategy)
+    assert len(steps) == 25 and all(len(s.actions) == 2 and not s.terminal for s in steps)
+    assert sum(s.probability for s in steps) == pytest.approx(1.0)
+    for s in steps:
+        assert s.probability == pytest.approx(s.own[0] * s.own[1])
+    deals = continuations(cached_tree(LEDUC).loaded, (), strategy)
+    assert len(deals) == 6 and all(len(s.actions) == 1 and np.array_equal(s.own, [1.0, 1.0]) for s in deals)
+    assert sum(s.probability for s in deals) == pytest.approx(1.0)

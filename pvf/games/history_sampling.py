@@ -1,25 +1,28 @@
-"""K weighted histories of one public state, sampled without enumerating it.
+"""Histories of a game sampled by a strategy: a public state played to, K weighted histories of it.
 
-Let π be a trunk profile (`LazyTrunkStrategy` for both players) and
-π(h) = π_c(h)·π₁(h)·π₂(h) the reach of history h. One sample:
-  1. The public state. `play_to_depth` plays π (and chance) from the
-     initial state until the first history at move number ≥ D; its public
-     state S has probability P(S) = Σ_{h∈S} π(h). A play that ends before
-     move D is redrawn from the same stream, so S is drawn from P
+A strategy is any callable `strategy(information_state_string, num_actions)
+-> [num_actions] probabilities` (`Strategy`; the datasets' random trunk
+strategies are one), used for both players. Let π(h) = π_c(h)·π₁(h)·π₂(h)
+be the reach of history h under it. Histories leave this module as action
+sequences of the sequential (turn-based) game, with reaches:
+  1. The public state. `play_to_depth` plays the strategy (and chance) from
+     the initial state until the first history at move number ≥ D; its
+     public state S has probability P(S) = Σ_{h∈S} π(h). A play that ends
+     before move D is redrawn from the same stream, so S is drawn from P
      conditioned on the game lasting D moves.
   2. The particles. Rejection (replaying π until it lands in S) dies with
-     depth, so each particle is built move by move of the ORIGINAL game (a
-     simultaneous Goofspiel round is player 1's bid and player 2's bid
-     together): at prefix g, every continuation c by one move gets weight
-     p(c) = Π of the strategy (or chance) probabilities of its actions, and
-     only continuations whose public observation equals S's at that move
-     are kept. One is drawn with probability p(c)/Z(g), Z(g) = Σ_kept p.
-     In Goofspiel this draws each round's bid pair from the trunk
-     strategies conditioned on that round's public outcome (win, lose,
-     draw). The proposal of a history h ∈ S is q(h) = π(h)/Π_t Z(g_t), so its
-     importance ratio is ρ(h) = π(h)/q(h) = Π_t Z(g_t). A prefix with Z = 0
-     (no continuation fits S, e.g. player 1 must win a round holding only
-     low cards) is a dead particle: ρ = 0.
+     depth, so `sample_particles` builds each particle move by move of the
+     ORIGINAL game (a simultaneous Goofspiel round is player 1's bid and
+     player 2's bid together, `continuations`): at prefix g, every
+     continuation c by one move gets weight p(c) = Π of the strategy (or
+     chance) probabilities of its actions, and only continuations whose
+     public observation equals S's at that move are kept. One is drawn with
+     probability p(c)/Z(g), Z(g) = Σ_kept p. In Goofspiel this draws each
+     round's bid pair from the strategies conditioned on that round's public
+     outcome (win, lose, draw). The proposal of a history h ∈ S is q(h) =
+     π(h)/Π_t Z(g_t), so its importance ratio is ρ(h) = π(h)/q(h) = Π_t Z(g_t).
+     A prefix with Z = 0 (no continuation fits S, e.g. player 1 must win a
+     round holding only low cards) is a dead particle: ρ = 0.
   3. The estimator. K independent particles h_1..h_K get weights
      w_k = ρ(h_k)/K (equal histories merged, their weights summed). For any
      set A of histories of S, E[Σ_k w_k·1(h_k ∈ A)] = Σ_{h∈A} q(h)ρ(h) =
@@ -30,22 +33,31 @@ Let π be a trunk profile (`LazyTrunkStrategy` for both players) and
      payoff matrix of the PBS's subgame. Each particle also carries each
      player's own reach π_n(h) (exact, the same for all of an infostate's
      histories by perfect recall), the belief the value networks take.
-Everything is drawn from one generator per sample, so a sample is a
-function of (seed, sample id) alone.
+Every draw comes from the caller's generator, so a sample is a function of
+that generator's seed and the strategy alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
-from pvf.games.walk import Node, child, public_observer, root_node
+from pvf.games.walk import Node, child, node_at, public_observer, root_node
 
 MAX_PLAYS = 1000
+
+
+class Strategy(Protocol):
+    """A behaviour strategy of both players, looked up by information-state string."""
+
+    def __call__(self, info_string: str, num_actions: int) -> np.ndarray:
+        """[num_actions] probabilities of the legal actions (in OpenSpiel's order) at this infostate."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,23 @@ class ParticleSample:
     dead: int
 
 
-def _policy_probs(node: Node, strategy: LazyTrunkStrategy) -> list[tuple[int, float, int]]:
+@dataclass(frozen=True)
+class Continuation:
+    """One way to advance a history by one move of the original game.
+
+    actions: the sequential-game actions (two for a simultaneous round: player 1's bid, player 2's).
+    probability: the product of the strategy's (or chance's) probabilities of the actions.
+    own: [2] each player's factor of it (1 for a player who does not act).
+    terminal: whether the history it reaches is terminal.
+    """
+
+    actions: tuple[int, ...]
+    probability: float
+    own: np.ndarray
+    terminal: bool
+
+
+def _policy_probs(node: Node, strategy: Strategy) -> list[tuple[int, float, int]]:
     """(action, probability, player or -1 for chance) at a node of the sequential game."""
     state = node.state
     if state.is_chance_node():
@@ -78,14 +106,15 @@ def _policy_probs(node: Node, strategy: LazyTrunkStrategy) -> list[tuple[int, fl
     return [(a, float(p), player) for a, p in zip(actions, probs)]
 
 
-def play_to_depth(loaded: LoadedGame, strategy: LazyTrunkStrategy, depth: int, rng: np.random.Generator) -> tuple[int, ...]:
-    """Play the trunk profile to the first history at move number ≥ depth (step 1)."""
+def play_to_depth(loaded: LoadedGame, strategy: Strategy, depth: int, rng: np.random.Generator) -> tuple[int, ...]:
+    """Play the strategy to the first history at move number ≥ depth (step 1); its action sequence."""
     for _ in range(MAX_PLAYS):
         node, path = root_node(loaded), []
         while not node.state.is_terminal() and not (node.original.move_number() >= depth and node.pending < 0):
             options = _policy_probs(node, strategy)
             p = np.array([o[1] for o in options])
-            a = options[min(int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right")), len(options) - 1)][0]
+            pick = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
+            a = options[min(pick, len(options) - 1)][0]
             path.append(a)
             node = child(node, a, loaded.simultaneous)
         if not node.state.is_terminal():
@@ -93,7 +122,9 @@ def play_to_depth(loaded: LoadedGame, strategy: LazyTrunkStrategy, depth: int, r
     raise PvfError(f"{MAX_PLAYS} plays of the trunk strategy all ended before move {depth}; choose a smaller depth")
 
 
-def continuations(node: Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
+def _node_continuations(
+    node: Node, loaded: LoadedGame, strategy: Strategy
+) -> list[tuple[tuple[int, ...], float, np.ndarray, Node]]:
     """Every way to advance one move of the original game: (actions, probability, own factors [2], node)."""
     out = []
     for a, p, who in _policy_probs(node, strategy):
@@ -111,9 +142,15 @@ def continuations(node: Node, loaded: LoadedGame, strategy: LazyTrunkStrategy):
     return out
 
 
+def continuations(loaded: LoadedGame, history: Sequence[int], strategy: Strategy) -> list[Continuation]:
+    """Every way to advance `history` (sequential-game actions) by one move of the original game."""
+    return [Continuation(actions, p, own, node.state.is_terminal())
+            for actions, p, own, node in _node_continuations(node_at(loaded, history), loaded, strategy)]
+
+
 def sample_particles(
     loaded: LoadedGame,
-    strategy: LazyTrunkStrategy,
+    strategy: Strategy,
     public_history: tuple[int, ...],
     num_particles: int,
     rng: np.random.Generator,
@@ -138,8 +175,9 @@ def sample_particles(
         node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
         while len(path) < length:
             kept = [
-                c for c in continuations(node, loaded, strategy)
-                if len(path) + len(c[0]) <= length and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
+                c for c in _node_continuations(node, loaded, strategy)
+                if len(path) + len(c[0]) <= length
+                and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
             ]
             p = np.array([c[1] for c in kept])
             Z = float(p.sum())
