@@ -101,6 +101,44 @@ def test_solvers_never_import_torch_in_source():
         assert not _third_party(path) & {"torch", "pytorch_lightning", "lightning"}, path.name
 
 
+def _module_graph() -> dict[str, set[str]]:
+    """pvf module -> the pvf modules it imports anywhere (lazy and TYPE_CHECKING imports included)."""
+    modules = {}
+    for path in PVF.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def test_no_module_import_cycle():
+    """Not only packages: no two modules import each other, directly or around a loop, lazily or for types."""
+    graph, done, cycles = _module_graph(), set(), []
+
+    def visit(module, stack):
+        if module in stack:
+            cycles.append(" -> ".join([*stack[stack.index(module):], module]))
+            return
+        if module in done:
+            return
+        for dep in sorted(graph[module]):
+            visit(dep, [*stack, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    assert cycles == []
+
+
 def _private_uses(path: Path) -> list[str]:
     """`_name`s of pvf modules this file imports or reads as `module._name` (dunders aside)."""
     tree = ast.parse(path.read_text())
