@@ -55,3 +55,15 @@ def test_refused_in_one_line_before_any_work(case, kuhn_runs, tmp_path, monkeypa
     before = listing(tmp_path)
     assert_refused(pvf_here(capsys, *args), *words)
     assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("address, words", [("127.0.0.1:1", ["no Ray cluster answers at RAY_ADDRESS=127.0.0.1:1"]),
+                                            ("nonsense", ["is not host:port"])])
+def test_a_ray_address_nothing_answers_at_is_refused_at_once(address, words, tmp_path, monkeypatch, capsys):
+    """It hung for 14 minutes, then printed a 40-line traceback and left x.h5.parts/manifest.json behind."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    args = ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "10", "--workers", "2", "--backend", "ray",
+            "--out", "x.h5"]
+    assert_refused(pvf_here(capsys, *args), *words)
+    assert listing(tmp_path) == []

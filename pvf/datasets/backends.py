@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -63,6 +64,27 @@ def check_backend(workers: int, backend: str) -> None:
         )
     if backend not in BACKENDS:
         raise PvfError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend == "ray":
+        check_ray_address(os.environ.get("RAY_ADDRESS", ""))
+
+
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """PvfError (one line, before any work) if RAY_ADDRESS names a head node nothing answers at.
+
+    `ray.init` would retry such an address for about 14 minutes before a long traceback. "" (a local
+    instance) and "auto"/"local" (Ray looks for one itself) are not checked.
+    """
+    if address in ("", "auto", "local"):
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+            pass
+    except ValueError:
+        raise PvfError(f"RAY_ADDRESS={address!r} is not host:port; fix it, or unset it to start a local instance") from None
+    except OSError as exc:
+        raise PvfError(f"no Ray cluster answers at RAY_ADDRESS={address} ({exc.strerror or exc}); start it, fix "
+                       "RAY_ADDRESS, or unset it to start a local instance") from None
 
 
 def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, SampleColumns]:
