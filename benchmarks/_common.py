@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import platform
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def quick_args(doc: str) -> argparse.Namespace:
@@ -16,7 +17,10 @@ def quick_args(doc: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {platform.system()}, python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {platform.system()}, python "
+        f"{platform.python_version()}"
+    )
     return args
 
 

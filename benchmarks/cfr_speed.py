@@ -39,8 +39,14 @@ def full_game(game_string: str, ours_iters: int, theirs_iters: int) -> dict:
             solver.evaluate_and_update_policy()
 
     _, theirs_ms = timed(run, theirs_iters)
-    return {"game": game_string, "pvf_ms": ours_ms, "openspiel_ms": theirs_ms, "ratio": theirs_ms / ours_ms,
-            "pvf_iterations": ours_iters, "pvf_nash_conv": nc}
+    return {
+        "game": game_string,
+        "pvf_ms": ours_ms,
+        "openspiel_ms": theirs_ms,
+        "ratio": theirs_ms / ours_ms,
+        "pvf_iterations": ours_iters,
+        "pvf_nash_conv": nc,
+    }
 
 
 def batched_subgames(batches: list[int], iterations: int = 100) -> dict[int, float]:
@@ -67,8 +73,10 @@ def main() -> None:
         if args.quick:
             ours, theirs = max(ours // 10, 10), 2
         r = full_game(game_string, ours, theirs)
-        print(f"{r['game']}: pvf {r['pvf_ms']:.3f} ms/iter, OpenSpiel C++ CFR+ {r['openspiel_ms']:.2f} ms/iter, "
-              f"ratio {r['ratio']:.1f}x (pvf NashConv {r['pvf_nash_conv']:.3g} after {r['pvf_iterations']} iterations)")
+        print(
+            f"{r['game']}: pvf {r['pvf_ms']:.3f} ms/iter, OpenSpiel C++ CFR+ {r['openspiel_ms']:.2f} ms/iter, "
+            f"ratio {r['ratio']:.1f}x (pvf NashConv {r['pvf_nash_conv']:.3g} after {r['pvf_iterations']} iterations)"
+        )
     rates = batched_subgames([1, 64] if args.quick else [1, 64, 1024])
     base = rates[1]
     for B, rate in rates.items():

@@ -26,11 +26,11 @@ import platform
 import time
 
 import torch
+from train_speed import synthetic_samples
 
+from pvf.trainers.data import PbsCollate
 from pvf.trainers.denormals import flush_denormals
 from pvf.trainers.ensemble import build_member
-from pvf.trainers.data import PbsCollate
-from train_speed import synthetic_samples
 
 DEAD_MOMENTS = {"exp_avg": 1e-39, "exp_avg_sq": 1e-40}  # below float32's smallest normal, 1.18e-38
 
@@ -60,7 +60,9 @@ def _step(module: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict
     optimizer.step()
 
 
-def time_steps(module: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict, steps: int, flushed: bool) -> float:
+def time_steps(
+    module: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: dict, steps: int, flushed: bool
+) -> float:
     """Milliseconds per training step (each in `flush_denormals()` when `flushed`)."""
     start = time.perf_counter()
     for _ in range(steps):
@@ -86,7 +88,8 @@ def main() -> None:
     optimizer.load_state_dict(state[1])
     flushed = time_steps(module, optimizer, batch, args.steps, flushed=True)
     result = {
-        "machine": f"{platform.processor() or platform.machine()}, {platform.system()}, torch {torch.__version__}, 1 thread",
+        "machine": f"{platform.processor() or platform.machine()}, {platform.system()}, "
+        f"torch {torch.__version__}, 1 thread",
         "dead_fraction": args.fraction,
         "plain_ms_per_step": round(plain, 3),
         "flushed_ms_per_step": round(flushed, 3),
@@ -96,8 +99,10 @@ def main() -> None:
         print(json.dumps(result))
     else:
         print(f"machine: {result['machine']}")
-        print(f"Goofspiel-5 positional, {args.fraction:.0%} of the state dead: {plain:.2f} ms a step plain, "
-              f"{flushed:.2f} ms flushed ({result['speedup']}x)")
+        print(
+            f"Goofspiel-5 positional, {args.fraction:.0%} of the state dead: {plain:.2f} ms a step plain, "
+            f"{flushed:.2f} ms flushed ({result['speedup']}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -55,16 +55,16 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from pvf.datasets.generate import generate
-from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.layout import DataLayout
-from pvf.valuefn.ensemble_evaluator import ensemble_evaluator
+from pvf.datasets.spec import GenerationSpec
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.batched_trunk import evaluate_trunks, solve_trunks
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
 from pvf.trainers.ensemble import EnsembleTrainer
-from pvf.trainers.preloaded import to_device
 from pvf.trainers.member_groups import MemberGroups
+from pvf.trainers.preloaded import to_device
+from pvf.valuefn.ensemble_evaluator import ensemble_evaluator
 from pvf.valuefn.evaluator import NetworkEvaluator
 from pvf.valuefn.registry import ARCHITECTURES
 
@@ -86,7 +86,10 @@ def timed(fn, device: torch.device) -> float:
 
 
 def matmul_peak_flops(device: torch.device) -> float:
-    """FLOP/s of a float32 batched product of the ensemble's typical shape ([10, 64, 512] @ [10, 512, 512]), best of 5."""
+    """FLOP/s of a float32 batched product of the ensemble's typical shape, best of 5.
+
+    Shape: [10, 64, 512] @ [10, 512, 512].
+    """
     a, w = torch.randn(10, 64, 512, device=device), torch.randn(10, 512, 512, device=device)
     torch.bmm(a, w)
     reps = 20 if device.type == "cpu" else 500
@@ -101,11 +104,20 @@ def matmul_flops(fn) -> int:
     return counter.get_total_flops()
 
 
-def time_training(paths: list[Path], architecture: str, args: argparse.Namespace, device: torch.device) -> dict[str, Any]:
+def time_training(
+    paths: list[Path], architecture: str, args: argparse.Namespace, device: torch.device
+) -> dict[str, Any]:
     """Training samples/s of the ensemble and of S separate runs, bare step and whole loop."""
     S, B = len(paths), args.batch_size
-    trainer = EnsembleTrainer.from_files(paths, architecture, range(S), args.warmup + 2 * args.steps + 1, batch_size=B, device=device,
-                                         cuda_graph=None if args.cuda_graph else False)
+    trainer = EnsembleTrainer.from_files(
+        paths,
+        architecture,
+        range(S),
+        args.warmup + 2 * args.steps + 1,
+        batch_size=B,
+        device=device,
+        cuda_graph=None if args.cuda_graph else False,
+    )
     batches = [trainer.next_batch() for _ in range(POOL)]
 
     def ensemble_steps(n: int, fetch: bool) -> None:
@@ -166,12 +178,20 @@ def time_training(paths: list[Path], architecture: str, args: argparse.Namespace
     }
 
 
-def time_groups(paths: list[Path], architecture: str, args: argparse.Namespace,
-                device: torch.device) -> tuple[list[int], float | None, float | None]:
+def time_groups(
+    paths: list[Path], architecture: str, args: argparse.Namespace, device: torch.device
+) -> tuple[list[int], float | None, float | None]:
     """pvf's default grouping (`MemberGroups`): its group sizes and the seconds of `args.steps` bare steps and
     loop steps of every member, each group's steps in a row; (sizes, None, None) when it is one group."""
-    groups = MemberGroups.from_files(paths, architecture, range(len(paths)), args.warmup + 2 * args.steps + 1,
-                                     batch_size=args.batch_size, device=device, cuda_graph=None if args.cuda_graph else False)
+    groups = MemberGroups.from_files(
+        paths,
+        architecture,
+        range(len(paths)),
+        args.warmup + 2 * args.steps + 1,
+        batch_size=args.batch_size,
+        device=device,
+        cuda_graph=None if args.cuda_graph else False,
+    )
     sizes = [g.members for g in groups.groups]
     if len(sizes) == 1:
         return sizes, None, None
@@ -189,7 +209,9 @@ def time_groups(paths: list[Path], architecture: str, args: argparse.Namespace,
     return sizes, timed(lambda: steps(args.steps, False), device), timed(lambda: steps(args.steps, True), device)
 
 
-def time_evaluation(trainer: EnsembleTrainer, game: str, depth: int, iterations: int, device: torch.device) -> dict[str, Any]:
+def time_evaluation(
+    trainer: EnsembleTrainer, game: str, depth: int, iterations: int, device: torch.device
+) -> dict[str, Any]:
     """Trunk exploitability of all S members: one batched CFR+ call against one member at a time."""
     tree = build_public_tree(game)
     trunk = build_trunk(tree, depth)
@@ -204,13 +226,21 @@ def time_evaluation(trainer: EnsembleTrainer, game: str, depth: int, iterations:
     solve_trunks(trunk, batched, S, 2)  # warm-up
     solve_trunk(trunk, alone[0], 2)
     out: dict[str, Any] = {}
-    out["ensemble_solve_s"] = timed(lambda: out.__setitem__("strategies", solve_trunks(trunk, batched, S, iterations)), device)
-    out["separate_solve_s"] = timed(lambda: out.__setitem__("separate", [solve_trunk(trunk, ev, iterations) for ev in alone]), device)
+    out["ensemble_solve_s"] = timed(
+        lambda: out.__setitem__("strategies", solve_trunks(trunk, batched, S, iterations)), device
+    )
+    out["separate_solve_s"] = timed(
+        lambda: out.__setitem__("separate", [solve_trunk(trunk, ev, iterations) for ev in alone]), device
+    )
     out["ensemble_lp_s"] = timed(lambda: out.__setitem__("together", evaluate_trunks(trunk, out["strategies"])), device)
-    out["separate_lp_s"] = timed(lambda: out.__setitem__("apart", [evaluate_trunk(trunk, st) for st in out["separate"]]), device)
+    out["separate_lp_s"] = timed(
+        lambda: out.__setitem__("apart", [evaluate_trunk(trunk, st) for st in out["separate"]]), device
+    )
     together, apart = out.pop("together"), out.pop("apart")
     out.pop("strategies"), out.pop("separate")
-    out["max_exploitability_difference"] = max(abs(a.exploitability - b.exploitability) for a, b in zip(together, apart))
+    out["max_exploitability_difference"] = max(
+        abs(a.exploitability - b.exploitability) for a, b in zip(together, apart)
+    )
     out["mean_exploitability"] = float(np.mean([a.exploitability for a in together]))
     out["solve_speedup"] = out["separate_solve_s"] / out["ensemble_solve_s"]
     out["speedup"] = (out["separate_solve_s"] + out["separate_lp_s"]) / (out["ensemble_solve_s"] + out["ensemble_lp_s"])
@@ -229,8 +259,12 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--iterations", type=int, default=100, help="CFR+ iterations of a trunk solve")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: one core for both sides)")
-    parser.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
-                        help="on CUDA, time the plain ensemble step instead of the replayed CUDA graph")
+    parser.add_argument(
+        "--no-cuda-graph",
+        dest="cuda_graph",
+        action="store_false",
+        help="on CUDA, time the plain ensemble step instead of the replayed CUDA graph",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -265,20 +299,25 @@ def main() -> None:
                 training.append(train["step_speedup"])
                 evaluation.append(evaluate["speedup"])
                 if not args.json:
-                    print(f"{name:<10} {arch:<10} training {train['ensemble_step_samples_per_s']:>10,.0f} vs "
-                          f"{train['separate_step_samples_per_s']:>9,.0f} samples/s ({train['step_speedup']:.2f}x step "
-                          f"in groups of {'/'.join(map(str, train['group_sizes']))}, "
-                          f"{train['one_group_step_speedup']:.2f}x all in one, "
-                          f"at most {train['step_speedup_bound'] or float('nan'):.2f}x at the matmul peak, "
-                          f"{train['loop_speedup']:.2f}x loop); evaluation {evaluate['speedup']:.2f}x "
-                          f"(solve {evaluate['solve_speedup']:.2f}x, LPs {evaluate['ensemble_lp_s']:.2f} s), "
-                          f"max |Δ expl| {evaluate['max_exploitability_difference']:.1e}", flush=True)
+                    print(
+                        f"{name:<10} {arch:<10} training {train['ensemble_step_samples_per_s']:>10,.0f} vs "
+                        f"{train['separate_step_samples_per_s']:>9,.0f} samples/s ({train['step_speedup']:.2f}x step "
+                        f"in groups of {'/'.join(map(str, train['group_sizes']))}, "
+                        f"{train['one_group_step_speedup']:.2f}x all in one, "
+                        f"at most {train['step_speedup_bound'] or float('nan'):.2f}x at the matmul peak, "
+                        f"{train['loop_speedup']:.2f}x loop); evaluation {evaluate['speedup']:.2f}x "
+                        f"(solve {evaluate['solve_speedup']:.2f}x, LPs {evaluate['ensemble_lp_s']:.2f} s), "
+                        f"max |Δ expl| {evaluate['max_exploitability_difference']:.1e}",
+                        flush=True,
+                    )
     out = {"training_speedup": min(training), "evaluation_speedup": min(evaluation), "details": details}
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"smallest speedups with {args.members} members: training {out['training_speedup']:.2f}x, "
-              f"evaluation {out['evaluation_speedup']:.2f}x")
+        print(
+            f"smallest speedups with {args.members} members: training {out['training_speedup']:.2f}x, "
+            f"evaluation {out['evaluation_speedup']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,9 @@ def curves(game, points: list[int]) -> dict[str, list[float]]:
         "MMD sqrt (simultaneous)": lambda t: _solution(mmd(game, t, schedule=make_schedule("sqrt"))),
         "MMD paper": lambda t: _solution(mmd(game, t, schedule=make_schedule("paper"))),
         "MMD constant stepsize": lambda t: _solution(mmd(game, t, schedule=CONSTANT_STEPSIZE)),
-        f"MMD fixed alpha {FIXED_ALPHA}": lambda t: _solution(mmd(game, t, schedule=make_schedule("fixed", alpha=FIXED_ALPHA))),
+        f"MMD fixed alpha {FIXED_ALPHA}": lambda t: _solution(
+            mmd(game, t, schedule=make_schedule("fixed", alpha=FIXED_ALPHA))
+        ),
         "CFR+ average": lambda t: _solution(cfr_plus(game, t)),
         "CFR+ last iterate": lambda t: _solution(cfr_plus(game, t), current=True),
     }

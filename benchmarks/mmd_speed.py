@@ -50,7 +50,7 @@ def against_cfr_plus(game_string: str, iterations: int) -> dict:
     game = build_sequence_game(build_public_tree(game_string))
     out = {}
     for name, solve in (("mmd", mmd), ("cfr+", cfr_plus)):
-        result, ms = timed(lambda: solve(game, iterations), iterations)
+        result, ms = timed(lambda solve=solve: solve(game, iterations), iterations)
         nc = nash_conv(game, (result.average_strategy[0][0], result.average_strategy[1][0]))[0]
         out[name] = (ms, nc)
     return out
@@ -62,15 +62,22 @@ def main() -> None:
         if args.quick:
             ours, theirs = ours // 10, 2
         r = against_openspiel(game_string, ours, theirs)
-        print(f"{game_string}, fixed alpha {ALPHA}: pvf MMD {r['pvf_ms']:.3f} ms/iter, OpenSpiel MMDDilatedEnt "
-              f"{r['openspiel_ms']:.1f} ms/iter, ratio {r['ratio']:.0f}x (policies differ by {r['max_policy_diff']:.1e})")
-    for game_string, iterations in (("leduc_poker", 1000), ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", 300)):
+        print(
+            f"{game_string}, fixed alpha {ALPHA}: pvf MMD {r['pvf_ms']:.3f} ms/iter, OpenSpiel MMDDilatedEnt "
+            f"{r['openspiel_ms']:.1f} ms/iter, ratio {r['ratio']:.0f}x (policies differ by {r['max_policy_diff']:.1e})"
+        )
+    for game_string, iterations in (
+        ("leduc_poker", 1000),
+        ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", 300),
+    ):
         if args.quick:
             iterations //= 10
         r = against_cfr_plus(game_string, iterations)
         (m_ms, m_nc), (c_ms, c_nc) = r["mmd"], r["cfr+"]
-        print(f"{game_string}, {iterations} iterations: pvf MMD {m_ms:.3f} ms/iter (NashConv {m_nc:.3g}), "
-              f"pvf CFR+ {c_ms:.3f} ms/iter (NashConv {c_nc:.3g}), MMD/CFR+ time {m_ms / c_ms:.2f}")
+        print(
+            f"{game_string}, {iterations} iterations: pvf MMD {m_ms:.3f} ms/iter (NashConv {m_nc:.3g}), "
+            f"pvf CFR+ {c_ms:.3f} ms/iter (NashConv {c_nc:.3g}), MMD/CFR+ time {m_ms / c_ms:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ Writes fig3_targets.csv (every measurement), fig3_targets_summary.csv,
 fig3_targets.png, trunk_solvers.csv and perfect_targets.csv into --out, and prints the tables.
 
 Run (after the reproduce runs, see docs/results/mmd.md):
-    .venv/bin/python benchmarks/mmd_targets.py --runs runs/mmd --variants cfr-average,cfr-current,mmd [--out docs/figures/mmd]
+    .venv/bin/python benchmarks/mmd_targets.py --runs runs/mmd --variants cfr-average,cfr-current,mmd \
+        [--out docs/figures/mmd]
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import h5py
 import numpy as np
 from matplotlib.figure import Figure
 
-from pvf.valuefn.network import load_value_function
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
@@ -48,6 +48,7 @@ from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.mmd import make_schedule, mmd
 from pvf.solvers.registry import get_solver
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
+from pvf.valuefn.network import load_value_function
 
 LABELS = {
     "cfr-average": "CFR+ average (default)",
@@ -72,9 +73,16 @@ def training_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
     for variant in variants:
         with open(runs / variant / "fig3-leduc.csv", newline="") as f:
             for r in csv.DictReader(f):
-                rows.append({"variant": variant, "architecture": r["architecture"], "seed": int(r["seed"]),
-                             "step": int(r["step"]), "train_loss": float(r["train_loss"]),
-                             "trunk_exploitability": float(r["trunk_exploitability"])})
+                rows.append(
+                    {
+                        "variant": variant,
+                        "architecture": r["architecture"],
+                        "seed": int(r["seed"]),
+                        "step": int(r["step"]),
+                        "train_loss": float(r["train_loss"]),
+                        "trunk_exploitability": float(r["trunk_exploitability"]),
+                    }
+                )
     return rows
 
 
@@ -86,8 +94,10 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             per_seed: dict[str, list[float]] = {"second_half": [], "last4": [], "final": [], "final_loss": []}
             seeds = sorted({r["seed"] for r in rows if r["variant"] == variant and r["architecture"] == arch})
             for seed in seeds:
-                mine = sorted((r for r in rows if (r["variant"], r["architecture"], r["seed"]) == (variant, arch, seed)),
-                              key=lambda r: r["step"])
+                mine = sorted(
+                    (r for r in rows if (r["variant"], r["architecture"], r["seed"]) == (variant, arch, seed)),
+                    key=lambda r: r["step"],
+                )
                 expl = np.array([r["trunk_exploitability"] for r in mine])
                 steps = np.array([r["step"] for r in mine])
                 per_seed["second_half"].append(expl[steps >= steps[-1] / 2].mean())
@@ -114,11 +124,25 @@ def trunk_solver_rows(runs: Path, variants: list[str]) -> list[dict[str, Any]]:
                 network = load_value_function(checkpoint)
                 trunk = trunk or build_trunk(tree, network.meta.layout.depth)
                 result = solve_and_evaluate(trunk, network.evaluator(trunk, features), iterations, solver)
-                rows.append({"trunk_solver": name, "variant": variant, "architecture": network.architecture,
-                             "checkpoint": checkpoint.name, "trunk_exploitability": result.exploitability.exploitability})
+                rows.append(
+                    {
+                        "trunk_solver": name,
+                        "variant": variant,
+                        "architecture": network.architecture,
+                        "checkpoint": checkpoint.name,
+                        "trunk_exploitability": result.exploitability.exploitability,
+                    }
+                )
         oracle = solve_and_evaluate(trunk, ExactEvaluator(trunk), iterations, solver)
-        rows.append({"trunk_solver": name, "variant": "", "architecture": "exact oracle", "checkpoint": "",
-                     "trunk_exploitability": oracle.exploitability.exploitability})
+        rows.append(
+            {
+                "trunk_solver": name,
+                "variant": "",
+                "architecture": "exact oracle",
+                "checkpoint": "",
+                "trunk_exploitability": oracle.exploitability.exploitability,
+            }
+        )
         print(f"{name}: done", flush=True)
     return rows
 
@@ -164,13 +188,26 @@ def target_differences(runs: Path) -> list[dict[str, Any]]:
         belief, average, current = (f[f"infostates/{k}"][:] for k in ("belief", "target", "target_current"))
     with h5py.File(runs / "mmd/data/leduc-d7-t1000-k100-mmd-seed0.h5", "r") as f:
         mmd_target = f["infostates/target"][:]
-    pairs = {"average - current": average - current, "average - mmd": average - mmd_target,
-             "current - mmd": current - mmd_target}
+    pairs = {
+        "average - current": average - current,
+        "average - mmd": average - mmd_target,
+        "current - mmd": current - mmd_target,
+    }
     zero = belief == 0
-    rows = [{"pair": name, "zero_belief": float(np.abs(d[zero]).mean()), "positive_belief": float(np.abs(d[~zero]).mean()),
-             "zero_belief_share": float(zero.mean())} for name, d in pairs.items()]
+    rows = [
+        {
+            "pair": name,
+            "zero_belief": float(np.abs(d[zero]).mean()),
+            "positive_belief": float(np.abs(d[~zero]).mean()),
+            "zero_belief_share": float(zero.mean()),
+        }
+        for name, d in pairs.items()
+    ]
     for r in rows:
-        print(f"| {r['pair']} | {r['zero_belief']:.4f} | {r['positive_belief']:.5f} | share {r['zero_belief_share']:.3f} |")
+        print(
+            f"| {r['pair']} | {r['zero_belief']:.4f} | {r['positive_belief']:.5f} | share "
+            f"{r['zero_belief_share']:.3f} |"
+        )
     return rows
 
 
@@ -193,8 +230,14 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("trunk exploitability (NashConv), 100 CFR+ it.")
     axes[-1].legend(fontsize=8)
-    fig.suptitle(textwrap.fill("Leduc, trunk to move 7: targets from CFR+'s average / last iterate and MMD's last"
-                               " iterate (mean ± std over seeds)", 100), fontsize=10)
+    fig.suptitle(
+        textwrap.fill(
+            "Leduc, trunk to move 7: targets from CFR+'s average / last iterate and MMD's last"
+            " iterate (mean ± std over seeds)",
+            100,
+        ),
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -215,9 +258,11 @@ def main() -> None:
     plot(rows, out / "fig3_targets.png")
     print("| targets | VF | second half | last 4 | last | training MSE at the end |")
     for r in summary:
-        print(f"| {LABELS.get(r['variant'], r['variant'])} | {r['architecture']} | "
-              + " | ".join(f"{r[k + '_mean']:.3f} ± {r[k + '_std']:.3f}" for k in ("second_half", "last4", "final"))
-              + f" | {r['final_loss_mean']:.2g} |")
+        print(
+            f"| {LABELS.get(r['variant'], r['variant'])} | {r['architecture']} | "
+            + " | ".join(f"{r[k + '_mean']:.3f} ± {r[k + '_std']:.3f}" for k in ("second_half", "last4", "final"))
+            + f" | {r['final_loss_mean']:.2g} |"
+        )
     print("| target pair (seed 0) | mean |diff| at zero belief | at positive belief |")
     target_differences(runs)
     if args.skip_trunk_solvers:
@@ -232,8 +277,13 @@ def main() -> None:
     for variant, arch in [*groups, ("", "exact oracle")]:
         cells = []
         for name in names:
-            values = np.array([r["trunk_exploitability"] for r in trunk_rows
-                               if (r["trunk_solver"], r["variant"], r["architecture"]) == (name, variant, arch)])
+            values = np.array(
+                [
+                    r["trunk_exploitability"]
+                    for r in trunk_rows
+                    if (r["trunk_solver"], r["variant"], r["architecture"]) == (name, variant, arch)
+                ]
+            )
             cells.append(f"{values.mean():.3f}" + (f" ± {values.std():.3f}" if len(values) > 1 else ""))
         print(f"| {LABELS.get(variant, variant)} | {arch} | " + " | ".join(cells) + " |")
 

@@ -57,10 +57,16 @@ def main() -> None:
     gaps = [sample_gap(spec, i) for i in range(args.samples)]
     p, q = np.concatenate([g[0] for g in gaps]), np.concatenate([g[1] for g in gaps])
     fit = np.polyval(np.polyfit(q, p, 1), q)
-    print(f"{args.game} move {args.depth}, K = {args.particles}, {args.samples} samples: distinct particles "
-          f"{np.mean([g[2] for g in gaps]):.1f}, induced-PBS subgame histories {np.mean([g[3] for g in gaps]):.0f} (means)")
-    print(f"normalised drawn targets: variance {p.var():.4g}; mean (drawn − induced)² {np.mean((p - q) ** 2):.4g} "
-          f"({np.mean((p - q) ** 2) / p.var():.0%}); best affine fit residual {np.mean((p - fit) ** 2):.4g} ({np.mean((p - fit) ** 2) / p.var():.0%})")
+    print(
+        f"{args.game} move {args.depth}, K = {args.particles}, {args.samples} samples: distinct particles "
+        f"{np.mean([g[2] for g in gaps]):.1f}, induced-PBS subgame histories "
+        f"{np.mean([g[3] for g in gaps]):.0f} (means)"
+    )
+    print(
+        f"normalised drawn targets: variance {p.var():.4g}; mean (drawn − induced)² {np.mean((p - q) ** 2):.4g} "
+        f"({np.mean((p - q) ** 2) / p.var():.0%}); best affine fit residual {np.mean((p - fit) ** 2):.4g} "
+        f"({np.mean((p - fit) ** 2) / p.var():.0%})"
+    )
 
 
 if __name__ == "__main__":

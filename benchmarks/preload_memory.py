@@ -88,29 +88,44 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    details: dict[str, Any] = {"machine": platform.processor() or platform.machine(), "torch": torch.__version__,
-                               "trunks": args.trunks}
+    details: dict[str, Any] = {
+        "machine": platform.processor() or platform.machine(),
+        "torch": torch.__version__,
+        "trunks": args.trunks,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.games:
             game, depth = GAMES[name]
             path = Path(tmp) / f"{name}.h5"
-            generate(GenerationSpec(game=game, depth=depth, num_trunks=args.trunks, cfr_iterations=20, seed=0), path,
-                     progress=False)
+            generate(
+                GenerationSpec(game=game, depth=depth, num_trunks=args.trunks, cfr_iterations=20, seed=0),
+                path,
+                progress=False,
+            )
             for arch in args.architectures:
                 row = details[f"{name}/{arch}"] = compare(path, arch)
                 if not args.json:
-                    print(f"{name:<14} {arch:<10} {row['samples']:>6,} samples: {row['dense_mb']:8.1f} MB dense, "
-                          f"{row['stored_mb']:6.1f} MB stored ({row['memory_ratio']:5.1f}x; distinct rows "
-                          f"{row['distinct_rows'] or '-'}); gather of {BATCH} {row['dense_gather_ms']:.3f} vs "
-                          f"{row['stored_gather_ms']:.3f} ms ({row['gather_speedup']:.2f}x)", flush=True)
+                    print(
+                        f"{name:<14} {arch:<10} {row['samples']:>6,} samples: {row['dense_mb']:8.1f} MB dense, "
+                        f"{row['stored_mb']:6.1f} MB stored ({row['memory_ratio']:5.1f}x; distinct rows "
+                        f"{row['distinct_rows'] or '-'}); gather of {BATCH} {row['dense_gather_ms']:.3f} vs "
+                        f"{row['stored_gather_ms']:.3f} ms ({row['gather_speedup']:.2f}x)",
+                        flush=True,
+                    )
     rows = [v for k, v in details.items() if "/" in k]
     tabled = [r for r in rows if r["distinct_rows"]] or rows  # positional inputs have no table: ratio 1
-    out = {"memory_ratio": min(r["memory_ratio"] for r in tabled), "gather_speedup": min(r["gather_speedup"] for r in rows),
-           "details": details}
+    out = {
+        "memory_ratio": min(r["memory_ratio"] for r in tabled),
+        "gather_speedup": min(r["gather_speedup"] for r in rows),
+        "details": details,
+    }
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"smallest ratios: memory {out['memory_ratio']:.2f}x (sets with a table), gather {out['gather_speedup']:.2f}x")
+        print(
+            f"smallest ratios: memory {out['memory_ratio']:.2f}x (sets with a table), gather "
+            f"{out['gather_speedup']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,11 @@ def timed_fig3(config: ReproduceConfig) -> tuple[float, dict[str, float]]:
     start = time.perf_counter()
     summary = reproduce_fig3(config)[config.games[0]]
     seconds = time.perf_counter() - start
-    finals = {arch: float(figures["trunk_exploitability_mean"]) for arch, figures in summary.items() if isinstance(figures, dict)}
+    finals = {
+        arch: float(figures["trunk_exploitability_mean"])
+        for arch, figures in summary.items()
+        if isinstance(figures, dict)
+    }
     return seconds, finals
 
 
@@ -54,9 +58,16 @@ def main() -> None:
     torch.set_num_threads(1)
 
     with tempfile.TemporaryDirectory() as tmp:
-        base = ReproduceConfig(out=Path(tmp) / "data-only", games=(args.game,), seeds=tuple(range(args.seeds)),
-                               trunks=args.trunks, max_steps=args.max_steps, eval_every=args.eval_every,
-                               workers=args.jobs, jobs=args.jobs)
+        base = ReproduceConfig(
+            out=Path(tmp) / "data-only",
+            games=(args.game,),
+            seeds=tuple(range(args.seeds)),
+            trunks=args.trunks,
+            max_steps=args.max_steps,
+            eval_every=args.eval_every,
+            workers=args.jobs,
+            jobs=args.jobs,
+        )
         for seed in base.seeds:
             ensure_dataset(base, args.game, PAPER_GAMES[args.game].fig3_depth, seed)
         sides = {}
@@ -68,15 +79,24 @@ def main() -> None:
     (ens_s, ens_final), (sep_s, sep_final) = sides["ensembles"], sides["separate_runs"]
     result = {
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch thread per process, {args.jobs} jobs",
-        "game": args.game, "seeds": args.seeds, "trunks": args.trunks, "max_steps": args.max_steps,
-        "eval_every": args.eval_every, "ensemble_seconds": ens_s, "separate_seconds": sep_s, "speedup": sep_s / ens_s,
-        "ensemble_final_exploitability": ens_final, "separate_final_exploitability": sep_final,
+        "game": args.game,
+        "seeds": args.seeds,
+        "trunks": args.trunks,
+        "max_steps": args.max_steps,
+        "eval_every": args.eval_every,
+        "ensemble_seconds": ens_s,
+        "separate_seconds": sep_s,
+        "speedup": sep_s / ens_s,
+        "ensemble_final_exploitability": ens_final,
+        "separate_final_exploitability": sep_final,
     }
     if args.json:
         print(json.dumps(result))
         return
-    print(f"pvf reproduce fig3, {args.game}, {args.seeds} seeds x {args.max_steps} steps, trunk exploitability every "
-          f"{args.eval_every}, {args.jobs} jobs ({result['machine']}; datasets made beforehand)")
+    print(
+        f"pvf reproduce fig3, {args.game}, {args.seeds} seeds x {args.max_steps} steps, trunk exploitability every "
+        f"{args.eval_every}, {args.jobs} jobs ({result['machine']}; datasets made beforehand)"
+    )
     for label, seconds, finals in (("ensembles", ens_s, ens_final), ("separate runs", sep_s, sep_final)):
         means = ", ".join(f"{arch} {value:.3f}" for arch, value in sorted(finals.items()))
         print(f"  {label:<14} {seconds:8.1f} s   final mean trunk exploitability: {means}")

@@ -30,20 +30,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pvf.games.features import build_feature_tables
-from pvf.games.public_tree import build_public_tree
 from pvf.datasets.generate import generate
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
-from pvf.trainers.training import train_value_function
+from pvf.games.features import build_feature_tables
+from pvf.games.public_tree import build_public_tree
 from pvf.nets import ParticleVF
 from pvf.nets.distinct_rows import every_row
-from pvf.datasets.layout import DataLayout
 from pvf.trainers.data import PbsCollate, PbsSample, PbsTorchDataset
 from pvf.trainers.module import ValueFunctionModule
+from pvf.trainers.training import train_value_function
 from pvf.valuefn import ARCHITECTURES
-from pvf.valuefn.registry import make_architecture
 from pvf.valuefn.architecture import Architecture, Batch
+from pvf.valuefn.registry import make_architecture
 
 GAMES = {"leduc": ("leduc_poker", 7), "goofspiel5": ("goofspiel5", 2)}
 POOL = 16  # distinct batches cycled through
@@ -129,8 +129,9 @@ def time_loop(path: Path, architecture: str, steps: int, batch_size: int, device
     with tempfile.TemporaryDirectory() as tmp:
         for n in (20, 20 + steps):
             start = time.perf_counter()
-            train_value_function(path, architecture, Path(tmp) / "net.ckpt", 0, n, 10**9, batch_size=batch_size,
-                                 accelerator=accelerator)
+            train_value_function(
+                path, architecture, Path(tmp) / "net.ckpt", 0, n, 10**9, batch_size=batch_size, accelerator=accelerator
+            )
             elapsed.append(time.perf_counter() - start)
     return steps * batch_size / (elapsed[1] - elapsed[0])
 
@@ -147,25 +148,39 @@ def main() -> None:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    print(f"# {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads, device {args.device}, batch {args.batch_size}")
+    print(
+        f"# {platform.processor() or platform.machine()}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, device {args.device}, batch {args.batch_size}"
+    )
     for name in args.games:
         layout, samples = synthetic_samples(*GAMES[name], count=POOL * args.batch_size)
         collate = PbsCollate()
-        print(f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)}; collate + encode "
-              + ", ".join(f"{a} {time_collate(make_architecture(a), layout, samples, args.batch_size):,.0f}" for a in ARCHITECTURES)
-              + " samples/s")
+        print(
+            f"{name}: Fp={layout.public_dim} Fq={layout.private_dim} slots={list(layout.max_slots)}; collate + encode "
+            + ", ".join(
+                f"{a} {time_collate(make_architecture(a), layout, samples, args.batch_size):,.0f}"
+                for a in ARCHITECTURES
+            )
+            + " samples/s"
+        )
         data = None
         if args.loop:
             data = Path(tempfile.mkdtemp()) / f"{name}.h5"
             game, depth = GAMES[name]
-            generate(GenerationSpec(game=game, depth=depth, num_trunks=200, cfr_iterations=20, seed=0), data, progress=False)
+            generate(
+                GenerationSpec(game=game, depth=depth, num_trunks=200, cfr_iterations=20, seed=0), data, progress=False
+            )
             batched, single = time_fetch(data, layout, args.batch_size)
-            print(f"  fetch + collate: batched {batched:,.0f} samples/s, sample by sample {single:,.0f} ({batched / single:.1f}x)")
+            print(
+                f"  fetch + collate: batched {batched:,.0f} samples/s, sample by sample {single:,.0f} "
+                f"({batched / single:.1f}x)"
+            )
         for arch_name in ARCHITECTURES:
             arch = make_architecture(arch_name)
-            batches = [arch.encode_batch(collate(samples[i : i + args.batch_size]), layout)
-                       for i in range(0, len(samples), args.batch_size)]
+            batches = [
+                arch.encode_batch(collate(samples[i : i + args.batch_size]), layout)
+                for i in range(0, len(samples), args.batch_size)
+            ]
             module = ValueFunctionModule(arch, layout.to_dict())
             params = sum(p.numel() for p in module.parameters())
             rate = time_steps(module, batches, args.steps, args.device)

@@ -26,9 +26,9 @@ import time
 import numpy as np
 import torch
 
+from pvf.datasets.layout import DataLayout
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
-from pvf.datasets.layout import DataLayout
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
 from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
@@ -77,7 +77,9 @@ def main() -> None:
         arch = make_architecture(name)
         evaluators[name] = NetworkEvaluator(trunk, arch.build(layout).eval(), arch, layout, tables)
         if name == "particle":
-            evaluators["particle_basis_every_query"] = NetworkEvaluator(trunk, PlainCall(evaluators[name].net), arch, layout, tables)
+            evaluators["particle_basis_every_query"] = NetworkEvaluator(
+                trunk, PlainCall(evaluators[name].net), arch, layout, tables
+            )
     evaluators["constant"] = ConstantEvaluator()
     out = {
         "game": tree.game_string,
@@ -87,7 +89,9 @@ def main() -> None:
         "torch_threads": torch.get_num_threads(),
     }
     for name, evaluator in evaluators.items():
-        out[f"{name}_seconds"] = best_time(lambda: solve_trunk(trunk, evaluator, args.iterations), args.repeats)
+        out[f"{name}_seconds"] = best_time(
+            lambda evaluator=evaluator: solve_trunk(trunk, evaluator, args.iterations), args.repeats
+        )
     out["particle_basis_cache_speedup"] = out["particle_basis_every_query_seconds"] / out["particle_seconds"]
     strategies = solve_trunk(trunk, evaluators["particle"], args.iterations)
     out["exploitability_lp_seconds"] = best_time(lambda: evaluate_trunk(trunk, strategies), 1)
@@ -98,8 +102,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(out))
         return
-    print(f"{out['game']}, trunk to move {args.depth} ({out['leaf_public_states']} leaf public states), "
-          f"{args.iterations} CFR+ iterations, best of {args.repeats}")
+    print(
+        f"{out['game']}, trunk to move {args.depth} ({out['leaf_public_states']} leaf public states), "
+        f"{args.iterations} CFR+ iterations, best of {args.repeats}"
+    )
     for key, value in out.items():
         if key.endswith("_seconds"):
             print(f"  {key[: -len('_seconds')]:<26} {value:8.3f} s")

@@ -16,26 +16,36 @@ Games are OpenSpiel game strings or the aliases of `pvf.games.paper`.
 
 from __future__ import annotations
 
-import time
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pvf import API_NAMES
-from pvf.errors import PvfTypeError, check_argument
 from pvf.datasets.generate import GenerationReport, generate
 from pvf.datasets.spec import GenerationSpec
+from pvf.errors import PvfTypeError, check_argument
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.best_response import nash_conv
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 
-__all__ = list(API_NAMES)  # the names `pvf` re-exports, listed once in pvf/__init__.py
+# the names `pvf` re-exports (pvf/__init__.py resolves them lazily; tests/test_example.py checks the two agree)
+__all__ = [
+    "ConstantEvaluator",
+    "ExactEvaluator",
+    "Solution",
+    "build_trunk",
+    "generate_dataset",
+    "load_value_function",
+    "solve",
+    "solve_trunk",
+    "train_value_function",
+]
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,8 @@ class Solution:
 
     game: the canonical game string. iterations: CFR+ iterations.
     nash_conv: NashConv of the average policy; exploitability = nash_conv / 2 (OpenSpiel's).
-    value: player 1's expected payoff under it (its own payoff, also in a constant-sum game). seconds: wall time of CFR+.
+    value: player 1's expected payoff under it (its own payoff, also in a constant-sum game).
+    seconds: wall time of CFR+.
     policy: {infostate string: {action: probability}} (OpenSpiel's strings, `pvf.solvers.tabular`).
     """
 
@@ -68,11 +79,20 @@ def solve(game: str, iterations: int = 1000) -> Solution:
     seconds = time.perf_counter() - start
     strategies = (result.average_strategy[0][0], result.average_strategy[1][0])
     nc = float(nash_conv(sequence_game, strategies)[0])
-    return Solution(tree.game_string, iterations, nc, nc / 2, float(result.value[0]) + tree.utility_sum / 2, seconds,
-                    to_tabular(sequence_game, strategies))
+    return Solution(
+        tree.game_string,
+        iterations,
+        nc,
+        nc / 2,
+        float(result.value[0]) + tree.utility_sum / 2,
+        seconds,
+        to_tabular(sequence_game, strategies),
+    )
 
 
-def solve_trunk(trunk: Trunk, evaluator: LeafEvaluator | None = None, iterations: int = DEFAULT_ITERATIONS) -> TrunkResult:
+def solve_trunk(
+    trunk: Trunk, evaluator: LeafEvaluator | None = None, iterations: int = DEFAULT_ITERATIONS
+) -> TrunkResult:
     """CFR+ in the trunk with `evaluator` at its leaves, and the result's exact trunk exploitability.
 
     evaluator: any `evaluator(reach1 [B, J1], reach2 [B, J2]) -> (cfv1, cfv2)`:
@@ -86,8 +106,16 @@ def solve_trunk(trunk: Trunk, evaluator: LeafEvaluator | None = None, iterations
     return solve_and_evaluate(trunk, evaluator, iterations)
 
 
-def generate_dataset(game: str, depth: int, trunks: int, out: str | Path, cfr_iterations: int = 100, seed: int = 0,
-                     workers: int = 1, progress: bool = False) -> GenerationReport:
+def generate_dataset(
+    game: str,
+    depth: int,
+    trunks: int,
+    out: str | Path,
+    cfr_iterations: int = 100,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = False,
+) -> GenerationReport:
     """A PBS dataset with CFR+ targets in HDF5 (what `pvf generate` does; resumable)."""
     check_argument("game", game, str)
     check_argument("depth", depth, int, minimum=0)
@@ -101,8 +129,15 @@ def generate_dataset(game: str, depth: int, trunks: int, out: str | Path, cfr_it
     return generate(spec, out, workers=workers, progress=progress)
 
 
-def train_value_function(data: str | Path, architecture: str, checkpoint: str | Path, seed: int = 0, max_steps: int = 1000,
-                         every_n_steps: int = 250, **options: Any):
+def train_value_function(
+    data: str | Path,
+    architecture: str,
+    checkpoint: str | Path,
+    seed: int = 0,
+    max_steps: int = 1000,
+    every_n_steps: int = 250,
+    **options: Any,
+):
     """Train a registered architecture on a dataset file, with trunk exploitability every
     `every_n_steps` steps (`pvf.trainers.training.train_value_function`; imports torch)."""
     check_argument("data", data, (str, os.PathLike))

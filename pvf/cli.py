@@ -4,9 +4,10 @@ Every subcommand takes `--seed`; those that print results take `--json`.
 Bad input raises `PvfError`, printed as one line with exit status 2; a
 full disk while writing is one too (pvf.outputs). A closed stdout (`pvf
 solve ... --json | head -c 10`) ends the command quietly; SIGTERM is
-handled as Ctrl-C (temporary files and locks are removed; exit status 143 after SIGTERM, 130 after Ctrl-C). `pvf train` hands
-its arguments to Lightning's CLI unchanged. Only the commands that train or run
-networks (`NETWORK_COMMANDS`) load torch; they flush denormal floats to
+handled as Ctrl-C (temporary files and locks are removed; exit status 143
+after SIGTERM, 130 after Ctrl-C). `pvf train` hands its arguments to
+Lightning's CLI unchanged. Only the commands that train or run networks
+(`NETWORK_COMMANDS`) load torch; they flush denormal floats to
 zero in the whole process (`pvf.trainers.denormals`: otherwise CPU training
 slows many-fold late in a long run).
 """
@@ -32,9 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pvf", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pvf {pvf.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("train", help="train a value function (Lightning CLI: pvf train fit "
-                   "--config configs/data/GAME.yaml --config configs/model/NET.yaml)",
-                   description="`pvf train`: Lightning's CLI over the value-function module and the PBS data module.")
+    sub.add_parser(
+        "train",
+        help="train a value function (Lightning CLI: pvf train fit "
+        "--config configs/data/GAME.yaml --config configs/model/NET.yaml)",
+        description="`pvf train`: Lightning's CLI over the value-function module and the PBS data module.",
+    )
     for name in SUBCOMMANDS:
         importlib.import_module(f"pvf.commands.{name}").add_parser(sub)
     return parser

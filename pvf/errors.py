@@ -29,8 +29,9 @@ class PvfValueError(PvfError, ValueError):
     """An argument of the right type with an impossible value (`except ValueError` catches it too)."""
 
 
-def check_argument(name: str, value: object, kinds: type | tuple[type, ...], minimum: int | None = None,
-                   optional: bool = False) -> None:
+def check_argument(
+    name: str, value: object, kinds: type | tuple[type, ...], minimum: int | None = None, optional: bool = False
+) -> None:
     """Raise `PvfTypeError` unless `value` is one of `kinds` (None too if `optional`; a bool is no int),
     and `PvfValueError` if it is a number below `minimum`."""
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)

@@ -2,7 +2,7 @@
 
     python scripts/fingerprint.py record DIR [--only NAME,...]     # run the cases into DIR, write DIR/fingerprint.json
     python scripts/fingerprint.py compare A/fingerprint.json B/fingerprint.json [--common]
-    python scripts/fingerprint.py reload OLD_DIR NEW_DIR            # this checkout loads OLD_DIR's files as OLD_DIR's did
+    python scripts/fingerprint.py reload OLD_DIR NEW_DIR   # this checkout loads OLD_DIR's files as OLD_DIR's did
 
 `record` runs a fixed list of `pvf` commands (solve with CFR+ and MMD,
 both dataset pipelines, fig. 3 and fig. 4 for Leduc and Goofspiel-5 at a
@@ -28,8 +28,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-VOLATILE = ("second", "time", "ms_per", "path", "csv", "png", "out", "data", "checkpoint", "pvf_version", "created",
-            "network", "policy", "version")
+VOLATILE = (
+    "second",
+    "time",
+    "ms_per",
+    "path",
+    "csv",
+    "png",
+    "out",
+    "data",
+    "checkpoint",
+    "pvf_version",
+    "created",
+    "network",
+    "policy",
+    "version",
+)
 
 
 def _volatile(key: str) -> bool:
@@ -65,7 +79,9 @@ def _h5_digest(path: Path) -> str:
         for key in sorted(obj.attrs):
             if not _volatile(key):
                 value = obj.attrs[key]
-                parts.append(f"{name}@{key}={np.asarray(value).tobytes().hex() if hasattr(value, 'tobytes') else value}")
+                parts.append(
+                    f"{name}@{key}={np.asarray(value).tobytes().hex() if hasattr(value, 'tobytes') else value}"
+                )
         if isinstance(obj, h5py.Dataset):
             parts.append(f"{name}:{obj.dtype}:{obj.shape}:{_digest(np.ascontiguousarray(obj[()]).tobytes())}")
 
@@ -104,44 +120,199 @@ CASES: dict[str, list[list[str]]] = {
     ],
     "generate": [
         ["generate", "--game", "leduc", "--depth", "7", "--trunks", "6", "--out", "generate/leduc.h5", "--json"],
-        ["generate", "--game", "leduc", "--depth", "7", "--trunks", "4", "--solver", "mmd", "--out",
-         "generate/leduc-mmd.h5", "--json"],
-        ["generate", "--game", G5, "--depth", "3", "--trunks", "8", "--task-size", "4", "--particles", "8", "--out",
-         "generate/particles.h5", "--json"],
-        ["generate", "--game", G5, "--depth", "3", "--trunks", "6", "--task-size", "3", "--particles", "4", "--rows",
-         "children", "--out", "generate/children.h5", "--json"],
+        [
+            "generate",
+            "--game",
+            "leduc",
+            "--depth",
+            "7",
+            "--trunks",
+            "4",
+            "--solver",
+            "mmd",
+            "--out",
+            "generate/leduc-mmd.h5",
+            "--json",
+        ],
+        [
+            "generate",
+            "--game",
+            G5,
+            "--depth",
+            "3",
+            "--trunks",
+            "8",
+            "--task-size",
+            "4",
+            "--particles",
+            "8",
+            "--out",
+            "generate/particles.h5",
+            "--json",
+        ],
+        [
+            "generate",
+            "--game",
+            G5,
+            "--depth",
+            "3",
+            "--trunks",
+            "6",
+            "--task-size",
+            "3",
+            "--particles",
+            "4",
+            "--rows",
+            "children",
+            "--out",
+            "generate/children.h5",
+            "--json",
+        ],
         ["inspect", "generate/particles.h5", "--json"],
     ],
     "fig3": [
-        ["reproduce", "fig3", "--games", "leduc,goofspiel5", "--architectures", "positional,particle,attention",
-         "--seeds", "2", "--trunks", "12", "--max-steps", "120", "--eval-every", "60", "--out", "reproduce", "--json",
-         "--no-progress"],
+        [
+            "reproduce",
+            "fig3",
+            "--games",
+            "leduc,goofspiel5",
+            "--architectures",
+            "positional,particle,attention",
+            "--seeds",
+            "2",
+            "--trunks",
+            "12",
+            "--max-steps",
+            "120",
+            "--eval-every",
+            "60",
+            "--out",
+            "reproduce",
+            "--json",
+            "--no-progress",
+        ],
     ],
     "fig4": [
-        ["reproduce", "fig4", "--games", "leduc,goofspiel5", "--seeds", "2", "--trunks", "12", "--max-steps", "120",
-         "--fractions", "1.0,0.5", "--out", "reproduce", "--json", "--no-progress"],
+        [
+            "reproduce",
+            "fig4",
+            "--games",
+            "leduc,goofspiel5",
+            "--seeds",
+            "2",
+            "--trunks",
+            "12",
+            "--max-steps",
+            "120",
+            "--fractions",
+            "1.0,0.5",
+            "--out",
+            "reproduce",
+            "--json",
+            "--no-progress",
+        ],
     ],
     "evaluate": [
-        ["evaluate", "--checkpoint", "reproduce/checkpoints/leduc-d7-t12-k100-seed0-positional-steps120-b64-ens.ckpt",
-         "--json"],
-        ["evaluate", "--checkpoint", "reproduce/checkpoints/leduc-d7-t12-k100-seed1-particle-steps120-b64-ens.ckpt",
-         "--json", "--solver", "mmd", "--iterations", "30"],
-        ["evaluate", "--checkpoint", "reproduce/checkpoints/goofspiel5-d2-t12-k100-seed0-attention-steps120-b64-ens.ckpt",
-         "--json"],
-        ["evaluate", "sparse", "--checkpoint",
-         "reproduce/checkpoints/leduc-d7-t12-k100-seed0-particle-steps120-b64-ens.ckpt", "--fractions", "1.0,0.3",
-         "--seeds", "0,1", "--out", "evaluate/sparse", "--json"],
+        [
+            "evaluate",
+            "--checkpoint",
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-positional-steps120-b64-ens.ckpt",
+            "--json",
+        ],
+        [
+            "evaluate",
+            "--checkpoint",
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed1-particle-steps120-b64-ens.ckpt",
+            "--json",
+            "--solver",
+            "mmd",
+            "--iterations",
+            "30",
+        ],
+        [
+            "evaluate",
+            "--checkpoint",
+            "reproduce/checkpoints/goofspiel5-d2-t12-k100-seed0-attention-steps120-b64-ens.ckpt",
+            "--json",
+        ],
+        [
+            "evaluate",
+            "sparse",
+            "--checkpoint",
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-particle-steps120-b64-ens.ckpt",
+            "--fractions",
+            "1.0,0.3",
+            "--seeds",
+            "0,1",
+            "--out",
+            "evaluate/sparse",
+            "--json",
+        ],
     ],
     "particle-sweep": [
-        ["experiment", "particle-trunks", "--game", G5, "--root-move", "2", "--depth", "3", "--draws", "1,4",
-         "--seeds", "0,1", "--network", "reproduce/checkpoints/goofspiel5-d3-t12-k100-seed0-particle-steps120-b64-ens.ckpt",
-         "--targets", "--out", "sweep", "--json", "--save-policy", "sweep/policy.json"],
-        ["experiment", "particle-trunks", "--game", G5, "--root-move", "1", "--depth", "2", "--draws", "2",
-         "--seeds", "0", "--roots", "drawn", "--reference", "uniform", "--out", "sweep-drawn", "--json"],
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            G5,
+            "--root-move",
+            "2",
+            "--depth",
+            "3",
+            "--draws",
+            "1,4",
+            "--seeds",
+            "0,1",
+            "--network",
+            "reproduce/checkpoints/goofspiel5-d3-t12-k100-seed0-particle-steps120-b64-ens.ckpt",
+            "--targets",
+            "--out",
+            "sweep",
+            "--json",
+            "--save-policy",
+            "sweep/policy.json",
+        ],
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            G5,
+            "--root-move",
+            "1",
+            "--depth",
+            "2",
+            "--draws",
+            "2",
+            "--seeds",
+            "0",
+            "--roots",
+            "drawn",
+            "--reference",
+            "uniform",
+            "--out",
+            "sweep-drawn",
+            "--json",
+        ],
     ],
     "particles": [
-        ["reproduce", "fig4", "--games", "goofspiel8", "--seeds", "1", "--particle-trunks", "24",
-         "--particle-steps", "20", "--draws", "1,2", "--out", "particles", "--json", "--no-progress"],
+        [
+            "reproduce",
+            "fig4",
+            "--games",
+            "goofspiel8",
+            "--seeds",
+            "1",
+            "--particle-trunks",
+            "24",
+            "--particle-steps",
+            "20",
+            "--draws",
+            "1,2",
+            "--out",
+            "particles",
+            "--json",
+            "--no-progress",
+        ],
     ],
     "appendix": [
         ["experiment", "linear", "--steps", "40", "--out", "linear", "--json"],
@@ -198,8 +369,9 @@ def reload(old: Path, new: Path) -> dict[str, str]:
     for i, argv in enumerate(CASES["evaluate"][:3]):
         argv = [a if not a.endswith(".ckpt") else str((old / a).resolve()) for a in argv]
         digests[f"evaluate.{i}.stdout"] = _json_digest(_run(argv, new))
-    digests["generate.4.stdout"] = _json_digest(_run(["inspect", str((old / "generate/particles.h5").resolve()),
-                                                      "--json"], new))
+    digests["generate.4.stdout"] = _json_digest(
+        _run(["inspect", str((old / "generate/particles.h5").resolve()), "--json"], new)
+    )
     return digests
 
 

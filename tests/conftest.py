@@ -1,4 +1,4 @@
-"""Shared fixtures: public trees, and tiny trained value functions (Kuhn, trunk to move 3), built once per test session."""
+"""Shared fixtures, built once per test session: public trees and tiny trained value functions (Kuhn, to move 3)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ GOOF4 = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
 GOOF5 = "goofspiel(num_cards=5,imp_info=True,points_order=descending)"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_tree(game: str) -> PublicTree:
     return build_public_tree(game)
 
@@ -61,6 +61,8 @@ def kuhn_runs(kuhn_data, tmp_path_factory) -> dict[str, TrainingRun]:
     out = tmp_path_factory.mktemp("checkpoints")
     torch.set_num_threads(1)
     return {
-        arch: train_value_function(kuhn_data, arch, out / f"{arch}.ckpt", seed=0, max_steps=6, every_n_steps=3, iterations=20, batch_size=4)
+        arch: train_value_function(
+            kuhn_data, arch, out / f"{arch}.ckpt", seed=0, max_steps=6, every_n_steps=3, iterations=20, batch_size=4
+        )
         for arch in ("particle", "positional")
     }

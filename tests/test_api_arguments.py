@@ -38,7 +38,9 @@ def test_wrong_types_are_type_errors_naming_the_argument(call, name, tmp_path, m
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("call, name", [(c, n) for _, c, n in VALUE_ERRORS], ids=[f"{f}-{n}" for f, _, n in VALUE_ERRORS])
+@pytest.mark.parametrize(
+    "call, name", [(c, n) for _, c, n in VALUE_ERRORS], ids=[f"{f}-{n}" for f, _, n in VALUE_ERRORS]
+)
 def test_impossible_values_are_value_errors_naming_the_argument(call, name, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(PvfValueError, match=name) as info:

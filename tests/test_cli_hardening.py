@@ -18,7 +18,9 @@ from pvf.games.loading import canonical_game_string
 
 
 def pvf_cmd(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pvf.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pvf.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def pvf_here(capsys, *args: str) -> subprocess.CompletedProcess:
@@ -64,7 +66,9 @@ sys.stderr.write(proc.stderr)
 )
 def test_oversized_games_are_refused_with_little_memory(tmp_path, args):
     """OpenSpiel's default Goofspiel (13 cards) used to be killed at 24 GB; phantom_ttt took 112 s and 12.7 GB."""
-    proc = subprocess.run([sys.executable, "-c", _PEAK, *args], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PEAK, *args], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     rc, peak_kb, _seconds = proc.stdout.split()
     assert int(rc) == 2
     line = assert_refused(subprocess.CompletedProcess(args, 2, "", proc.stderr), "more than 2,000,000 histories")
@@ -83,8 +87,14 @@ def test_the_cap_flag_raises_the_cap(tmp_path):
     assert pvf_cmd(*gen, "--max-histories", "58", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.parametrize("command", [["solve", "kuhn_poker"], ["describe", "kuhn_poker"],
-                                     ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", "k.h5"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["solve", "kuhn_poker"],
+        ["describe", "kuhn_poker"],
+        ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", "k.h5"],
+    ],
+)
 @pytest.mark.parametrize("value", ["0", "-5"])
 def test_non_positive_cap_is_refused(tmp_path, monkeypatch, capsys, command, value):
     monkeypatch.chdir(tmp_path)
@@ -111,7 +121,10 @@ def _output_cases():
         (evaluate + ["sub"], "sub is a directory"),
         (evaluate + ["nodir/p.json"], "directory nodir does not exist"),
         (["evaluate", "sparse", "--checkpoint", "missing.ckpt", "--out", "afile"], "afile is a file"),
-        (["evaluate", "sparse", "--checkpoint", "missing.ckpt", "--out", "/proc/sparse"], "cannot create directory /proc/sparse"),
+        (
+            ["evaluate", "sparse", "--checkpoint", "missing.ckpt", "--out", "/proc/sparse"],
+            "cannot create directory /proc/sparse",
+        ),
         (["reproduce", "fig3", "--out", "afile"], "afile is a file"),
         (["experiment", "linear", "--out", "afile"], "afile is a file"),
     ]
@@ -135,13 +148,19 @@ def test_unwritable_directory(tmp_path):
     ro.mkdir(mode=0o555)
     mounted = False
     if os.geteuid() == 0:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)],
-                                 capture_output=True).returncode == 0
+        mounted = (
+            subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], capture_output=True
+            ).returncode
+            == 0
+        )
         if not mounted:
             pytest.skip("root ignores permissions and cannot mount a read-only tmpfs here")
     try:
-        for args in (["solve", "kuhn_poker", "--save-policy", str(ro / "p.json")],
-                     ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", str(ro / "x.h5")]):
+        for args in (
+            ["solve", "kuhn_poker", "--save-policy", str(ro / "p.json")],
+            ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--out", str(ro / "x.h5")],
+        ):
             assert_refused(pvf_cmd(*args), f"cannot write in {ro}")
         assert listing(ro) == []
     finally:
@@ -160,8 +179,11 @@ def test_version():
 
 def test_closed_stdout_ends_quietly():
     """`pvf solve kuhn_poker --json | head -c 0`: the reader is gone before pvf writes."""
-    proc = subprocess.Popen([sys.executable, "-m", "pvf.cli", "solve", "kuhn_poker", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pvf.cli", "solve", "kuhn_poker", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()
     stderr = proc.stderr.read().decode()
     proc.wait(timeout=120)
@@ -169,8 +191,13 @@ def test_closed_stdout_ends_quietly():
 
 
 def test_shell_pipe_into_head():
-    proc = subprocess.run(f"{sys.executable} -m pvf.cli solve kuhn_poker --json | head -c 10",
-                          shell=True, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        f"{sys.executable} -m pvf.cli solve kuhn_poker --json | head -c 10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stdout == '{"game": "' and proc.stderr == ""
 
 
@@ -180,7 +207,10 @@ def test_shell_pipe_into_head():
         ("kuhn_poker()", "kuhn_poker"),
         (" kuhn_poker(players=2) ", "kuhn_poker"),
         ("kuhn", "kuhn_poker"),
-        ("goofspiel(points_order=descending,num_cards=5,imp_info=True)", "goofspiel(num_cards=5,imp_info=True,points_order=descending)"),
+        (
+            "goofspiel(points_order=descending,num_cards=5,imp_info=True)",
+            "goofspiel(num_cards=5,imp_info=True,points_order=descending)",
+        ),
         ("goofspiel5", "goofspiel(num_cards=5,imp_info=True,points_order=descending)"),
         ("liars_dice(numdice=1, dice_sides=3)", "liars_dice(dice_sides=3)"),
         ("liars_dice(dice_sides=3,numdice=1)", "liars_dice(dice_sides=3)"),
@@ -195,8 +225,9 @@ def test_equivalent_game_strings_are_one_game(spelling, canonical):
 def test_reordered_parameters_reuse_a_finished_file(tmp_path):
     game = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
     reordered = "goofspiel(points_order=descending,imp_info=True,num_cards=4)"
-    assert GenerationSpec(game=game, depth=1, num_trunks=2, cfr_iterations=5) == \
-        GenerationSpec(game=reordered, depth=1, num_trunks=2, cfr_iterations=5)
+    assert GenerationSpec(game=game, depth=1, num_trunks=2, cfr_iterations=5) == GenerationSpec(
+        game=reordered, depth=1, num_trunks=2, cfr_iterations=5
+    )
     common = ["--depth", "1", "--trunks", "2", "--cfr-iterations", "5", "--out", "g.h5"]
     assert pvf_cmd("generate", "--game", game, *common, cwd=tmp_path).returncode == 0
     again = pvf_cmd("generate", "--game", reordered, *common, cwd=tmp_path)

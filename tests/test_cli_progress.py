@@ -19,10 +19,15 @@ class _Stderr(io.StringIO):
         return self.tty
 
 
-@pytest.mark.parametrize("argv, tty, wanted", [
-    ([], True, True), ([], False, False),
-    (["--progress"], False, True), (["--no-progress"], True, False),
-])
+@pytest.mark.parametrize(
+    "argv, tty, wanted",
+    [
+        ([], True, True),
+        ([], False, False),
+        (["--progress"], False, True),
+        (["--no-progress"], True, False),
+    ],
+)
 def test_progress_defaults_to_whether_stderr_is_a_terminal(monkeypatch, argv, tty, wanted):
     parser = argparse.ArgumentParser()
     add_progress_argument(parser)

@@ -7,8 +7,21 @@ import pytest
 
 from tests.test_cli_hardening import assert_refused, listing, pvf_here
 
-SWEEP = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "1",
-         "--seeds", "0", "--no-oracle"]
+SWEEP = [
+    "experiment",
+    "particle-trunks",
+    "--game",
+    "goofspiel5",
+    "--root-move",
+    "2",
+    "--depth",
+    "3",
+    "--draws",
+    "1",
+    "--seeds",
+    "0",
+    "--no-oracle",
+]
 LINEAR = ["experiment", "linear", "--out", "lin"]
 FIG = ["reproduce", "fig3", "--games", "leduc", "--seeds", "1", "--trunks", "4", "--max-steps", "2", "--out", "r"]
 SPARSE = ["evaluate", "sparse", "--out", "sp"]  # the checkpoint is added by the test
@@ -19,8 +32,10 @@ CASES = {
     "particle-trunks --out a file": ([*SWEEP, "--out", "a-file"], ["a-file is a file"]),
     "particle-trunks --out /dev/null": ([*SWEEP, "--out", "/dev/null"], ["/dev/null is a file"]),
     # tracebacks
-    "particle-trunks beyond the game": ([*SWEEP[:4], "--root-move", "9", "--depth", "10", "--out", "o"],
-                                        ["5-card Goofspiel has 5 moves", "--depth must be at most 5"]),
+    "particle-trunks beyond the game": (
+        [*SWEEP[:4], "--root-move", "9", "--depth", "10", "--out", "o"],
+        ["5-card Goofspiel has 5 moves", "--depth must be at most 5"],
+    ),
     "particle-trunks --seeds -1": ([*SWEEP[:-3], "--seeds", "-1", "--out", "o"], ["--seeds must be non-negative"]),
     "linear --n 100000": ([*LINEAR, "--n", "100000"], ["GiB for the particle features", "smaller --n"]),
     # directories made before the input was checked
@@ -32,11 +47,19 @@ CASES = {
     "mmd --alpha 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "1e308"], ["alpha", "[0, 1e+06]"]),
     "mmd --stepsize 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--stepsize", "1e308"], ["stepsize"]),
     "mmd --alpha -1": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "-1"], ["alpha"]),
-    "particle-trunks --draws 1e8": ([*SWEEP[:8], "--draws", "100000000", "--out", "o"], ["K² histories", "up to 1,024"]),
-    "reproduce particles --draws 1e8": (["reproduce", "particles", "--games", "goofspiel8", "--draws", "1,100000000",
-                                         "--out", "r"], ["K² histories"]),
+    "particle-trunks --draws 1e8": (
+        [*SWEEP[:8], "--draws", "100000000", "--out", "o"],
+        ["K² histories", "up to 1,024"],
+    ),
+    "reproduce particles --draws 1e8": (
+        ["reproduce", "particles", "--games", "goofspiel8", "--draws", "1,100000000", "--out", "r"],
+        ["K² histories"],
+    ),
     # refused only after data generation and training
-    "fig4 --fractions 0,1.5": ([*FIG[:1], "fig4", *FIG[2:], "--fractions", "0,1.5"], ["--fractions must lie in (0, 1]"]),
+    "fig4 --fractions 0,1.5": (
+        [*FIG[:1], "fig4", *FIG[2:], "--fractions", "0,1.5"],
+        ["--fractions must lie in (0, 1]"],
+    ),
     "fig3 --accelerator gpu without one": ([*FIG, "--accelerator", "gpu"], ["sees no CUDA device"]),
     "fig3 an architecture twice": ([*FIG, "--architectures", "positional,positional"], ["positional twice"]),
     # pvf evaluate sparse: the output directory was made first
@@ -57,13 +80,28 @@ def test_refused_in_one_line_before_any_work(case, kuhn_runs, tmp_path, monkeypa
     assert listing(tmp_path) == before
 
 
-@pytest.mark.parametrize("address, words", [("127.0.0.1:1", ["no Ray cluster answers at RAY_ADDRESS=127.0.0.1:1"]),
-                                            ("nonsense", ["is not host:port"])])
+@pytest.mark.parametrize(
+    "address, words",
+    [("127.0.0.1:1", ["no Ray cluster answers at RAY_ADDRESS=127.0.0.1:1"]), ("nonsense", ["is not host:port"])],
+)
 def test_a_ray_address_nothing_answers_at_is_refused_at_once(address, words, tmp_path, monkeypatch, capsys):
     """It hung for 14 minutes, then printed a 40-line traceback and left x.h5.parts/manifest.json behind."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RAY_ADDRESS", address)
-    args = ["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "10", "--workers", "2", "--backend", "ray",
-            "--out", "x.h5"]
+    args = [
+        "generate",
+        "--game",
+        "kuhn_poker",
+        "--depth",
+        "3",
+        "--trunks",
+        "10",
+        "--workers",
+        "2",
+        "--backend",
+        "ray",
+        "--out",
+        "x.h5",
+    ]
     assert_refused(pvf_here(capsys, *args), *words)
     assert listing(tmp_path) == []

@@ -18,10 +18,28 @@ def test_nothing_cites_the_design_notes_outside_the_repository():
 
 def test_the_architecture_page_has_its_sections():
     text = (ROOT / "docs" / "architecture.md").read_text()
-    for heading in ("## Data flow, module by module", "## Glossary", "## Conventions", "### Add a game",
-                    "### Add a network", "### Add a leaf evaluator", "### Add a solver"):
+    for heading in (
+        "## Data flow, module by module",
+        "## Glossary",
+        "## Conventions",
+        "### Add a game",
+        "### Add a network",
+        "### Add a leaf evaluator",
+        "### Add a solver",
+    ):
         assert heading in text
-    for term in ("Public state", "PBS", "Trunk", "leaves", "Depth", "Particle", "Infostate row", "Leaf evaluator", "Layout", "Architecture"):
+    for term in (
+        "Public state",
+        "PBS",
+        "Trunk",
+        "leaves",
+        "Depth",
+        "Particle",
+        "Infostate row",
+        "Leaf evaluator",
+        "Layout",
+        "Architecture",
+    ):
         assert f"**{term}**" in text or f"**{term}" in text, term
 
 
@@ -46,7 +64,7 @@ def _expand(pattern: str) -> list[str]:
     match = re.search(r"\{([^{}]*)\}", pattern)
     if not match:
         return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end():]
+    head, tail = pattern[: match.start()], pattern[match.end() :]
     return [p for alt in match.group(1).split(",") for p in _expand(head + alt + tail)]
 
 

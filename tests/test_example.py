@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_pvf_loads_neither_torch_nor_the_solvers():
     code = "import pvf, sys; print(' '.join(sorted(sys.modules)))"
-    modules = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout.split()
+    modules = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout.split()
     assert "torch" not in modules and not [m for m in modules if m.startswith("pvf.solvers")]
 
 
@@ -27,8 +29,14 @@ def test_pvf_re_exports_exactly_the_api():
 
 def test_the_example_runs_and_its_figures_hold(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, str(ROOT / "docs" / "example.py"), str(tmp_path)],
-                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "example.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     text = out.stdout
     value = float(re.search(r"value (-?[0-9.]+)", text).group(1))

@@ -90,8 +90,13 @@ def test_the_layers_form_no_cycle():
 def test_datasets_never_step_openspiel_states():
     """Histories come from pvf.games (`history_sampling`, `particle_tree`); datasets never walk OpenSpiel states."""
     for path in sorted((PVF / "datasets").glob("*.py")):
-        walk = [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ImportFrom)
-                and node.module == "pvf.games" and any(a.name == "walk" for a in node.names)]
+        walk = [
+            node
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ImportFrom)
+            and node.module == "pvf.games"
+            and any(a.name == "walk" for a in node.names)
+        ]
         assert "pvf.games.walk" not in _imports(path) and not walk, path.name
         assert not _third_party(path) & {"pyspiel", "open_spiel"}, path.name
 
@@ -126,7 +131,7 @@ def test_no_module_import_cycle():
 
     def visit(module, stack):
         if module in stack:
-            cycles.append(" -> ".join([*stack[stack.index(module):], module]))
+            cycles.append(" -> ".join([*stack[stack.index(module) :], module]))
             return
         if module in done:
             return
@@ -173,15 +178,22 @@ def test_no_module_imports_another_modules_private_names():
 
 
 def _loaded(code: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
-                         capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code + "; import sys; print(' '.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     return out.stdout.split()
 
 
 def test_solvers_load_without_torch():
-    modules = _loaded("import pvf.solvers.cfr_plus, pvf.solvers.trunk_solver, pvf.solvers.trunk_exploitability, "
-                      "pvf.solvers.sparse_trunks, pvf.solvers.evaluators, pvf.solvers.batched_trunk, "
-                      "pvf.solvers.warm_exploitability")
+    modules = _loaded(
+        "import pvf.solvers.cfr_plus, pvf.solvers.trunk_solver, pvf.solvers.trunk_exploitability, "
+        "pvf.solvers.sparse_trunks, pvf.solvers.evaluators, pvf.solvers.batched_trunk, "
+        "pvf.solvers.warm_exploitability"
+    )
     assert "torch" not in modules
 
 
@@ -196,6 +208,11 @@ def test_bare_pytest_from_the_root_imports_this_checkout():
     pytest_bin = Path(sys.executable).with_name("pytest")
     if not pytest_bin.exists():
         pytest.skip("no pytest executable beside this interpreter")
-    out = subprocess.run([str(pytest_bin), "-q", "--collect-only", "-p", "no:cacheprovider", "tests/solvers/test_evaluators.py"],
-                         capture_output=True, text=True, cwd=ROOT, env=env)
+    out = subprocess.run(
+        [str(pytest_bin), "-q", "--collect-only", "-p", "no:cacheprovider", "tests/solvers/test_evaluators.py"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -30,8 +30,12 @@ def resolve_max_histories(args: argparse.Namespace, default: int) -> int:
 
 def add_progress_argument(parser: argparse.ArgumentParser) -> None:
     """`--progress` / `--no-progress`: bars on stderr; by default where stderr is a terminal (`progress_wanted`)."""
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress bars on stderr (default: when stderr is a terminal)")
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: when stderr is a terminal)",
+    )
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:

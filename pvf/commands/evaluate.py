@@ -25,7 +25,9 @@ from pvf.outputs import check_output_dir, check_output_file, disk_errors
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "evaluate", help="trunk exploitability of a trained value function (and sparse sweeps)", description=__doc__,
+        "evaluate",
+        help="trunk exploitability of a trained value function (and sparse sweeps)",
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--checkpoint", help="value-function checkpoint written by `pvf train`")
@@ -35,36 +37,69 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-oracle", action="store_true", help="skip the exact-oracle baseline (the slowest part)")
     p.set_defaults(func=run, mode=None)
     modes = p.add_subparsers(dest="mode", metavar="MODE")
-    s = modes.add_parser("sparse", help="sparse particle trunks (paper, fig. 4)", description=__doc__,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--checkpoint", nargs="+", required=True, help="one or more checkpoints (e.g. one per training seed)")
+    s = modes.add_parser(
+        "sparse",
+        help="sparse particle trunks (paper, fig. 4)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument(
+        "--checkpoint", nargs="+", required=True, help="one or more checkpoints (e.g. one per training seed)"
+    )
     _common(s)
-    s.add_argument("--root-move", type=int, help="move number of the root histories (default: the paper's, Leduc 5, Goofspiel-5 2)")
-    s.add_argument("--fractions", default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1",
-                   help="shares of the support histories to keep, heaviest first (default 1.0,0.9,...,0.1)")
-    s.add_argument("--min-histories", type=int,
-                   help="last point: the K heaviest player-node histories (default: the paper's, Leduc 2, Goofspiel 1; 0 = none)")
+    s.add_argument(
+        "--root-move", type=int, help="move number of the root histories (default: the paper's, Leduc 5, Goofspiel-5 2)"
+    )
+    s.add_argument(
+        "--fractions",
+        default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1",
+        help="shares of the support histories to keep, heaviest first (default 1.0,0.9,...,0.1)",
+    )
+    s.add_argument(
+        "--min-histories",
+        type=int,
+        help="last point: the K heaviest player-node histories (default: the paper's, Leduc 2, Goofspiel 1; 0 = none)",
+    )
     s.add_argument("--seeds", help="tie-breaking seeds among equally heavy histories, e.g. 0,1,2 (default: --seed)")
-    s.add_argument("--equilibrium-iterations", type=int, default=1000, help="full-game CFR+ iterations for the equilibrium (default 1000)")
-    s.add_argument("--support-threshold", type=float, default=1e-3,
-                   help="equilibrium action probabilities below this count as not played (default 1e-3)")
-    s.add_argument("--out", default="runs/sparse", help="directory for sparse.csv, sparse_runs.csv, sparse.png (default runs/sparse)")
+    s.add_argument(
+        "--equilibrium-iterations",
+        type=int,
+        default=1000,
+        help="full-game CFR+ iterations for the equilibrium (default 1000)",
+    )
+    s.add_argument(
+        "--support-threshold",
+        type=float,
+        default=1e-3,
+        help="equilibrium action probabilities below this count as not played (default 1e-3)",
+    )
+    s.add_argument(
+        "--out",
+        default="runs/sparse",
+        help="directory for sparse.csv, sparse_runs.csv, sparse.png (default runs/sparse)",
+    )
     add_progress_argument(s)
     s.set_defaults(func=run_sparse)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", help="OpenSpiel game string (default: the checkpoint's; another is an error)")
-    p.add_argument("--depth", type=int, help="trunk depth as a move number (default: the checkpoint's; another is an error)")
-    p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100, as the paper)")
-    p.add_argument("--seed", type=int, default=0, help="seed (the trunk solve is deterministic; sparse: default tie-breaking seed)")
+    p.add_argument(
+        "--depth", type=int, help="trunk depth as a move number (default: the checkpoint's; another is an error)"
+    )
+    p.add_argument(
+        "--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100, as the paper)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed (the trunk solve is deterministic; sparse: default tie-breaking seed)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.valuefn.network import load_value_function
     from pvf.experiments.trunk_report import CONVENTION, evaluate_network
     from pvf.solvers.tabular import save_policy
+    from pvf.valuefn.network import load_value_function
 
     if not args.checkpoint:
         raise PvfError("pass --checkpoint C (a value function written by `pvf train`)")
@@ -89,31 +124,35 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'leaf evaluator':<20} {'NashConv':>12} {'OpenSpiel':>12} {'solve s':>9}")
     for label, key in (("network", ""), ("exact oracle", "oracle_"), ("constant zero", "constant_")):
         if f"{key}trunk_exploitability" in out:
-            print(f"{label:<20} {out[f'{key}trunk_exploitability']:>12.6f} "
-                  f"{out[f'{key}trunk_exploitability_openspiel']:>12.6f} {out[f'{key}solve_seconds']:>9.2f}")
+            print(
+                f"{label:<20} {out[f'{key}trunk_exploitability']:>12.6f} "
+                f"{out[f'{key}trunk_exploitability_openspiel']:>12.6f} {out[f'{key}solve_seconds']:>9.2f}"
+            )
     if args.save_policy:
         print(f"policy               {args.save_policy}")
     return 0
 
 
 def run_sparse(args: argparse.Namespace) -> int:
-    from pvf.valuefn.network import load_value_function
     from pvf.experiments.plots import plot_sparse
     from pvf.experiments.sparse_sweep import run_sweep, runs_table, summarize, sweep_points, uniform_reference
     from pvf.experiments.trunk_report import CONVENTION
     from pvf.games.features import build_feature_tables
-    from pvf.games.public_tree import build_public_tree
     from pvf.games.paper import paper_game
+    from pvf.games.public_tree import build_public_tree
     from pvf.results import write_csv
     from pvf.solvers.sparse_trunks import sparse_setting
+    from pvf.valuefn.network import load_value_function
 
     require_positive(args, "iterations")
     networks = [load_value_function(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:
         if (other.meta.game, other.meta.layout.depth) != (layout.game, layout.depth):
-            raise PvfError(f"{other.path} was trained on {other.meta.game} at depth {other.meta.layout.depth}, "
-                           f"{networks[0].path} on {layout.game} at depth {layout.depth}; sweep one setting at a time")
+            raise PvfError(
+                f"{other.path} was trained on {other.meta.game} at depth {other.meta.layout.depth}, "
+                f"{networks[0].path} on {layout.game} at depth {layout.depth}; sweep one setting at a time"
+            )
     paper = paper_game(layout.game)
     root_move = args.root_move if args.root_move is not None else (paper.sparse_root_move if paper else None)
     if root_move is None:
@@ -129,14 +168,17 @@ def run_sparse(args: argparse.Namespace) -> int:
     tree = build_public_tree(layout.game)
     setting = sparse_setting(tree, root_move, layout.depth, args.equilibrium_iterations, args.support_threshold)
     points = sweep_points(fractions, min_count or None)
-    rows = run_sweep(setting, networks, build_feature_tables(tree), points, seeds, args.iterations, progress=progress_wanted(args))
+    rows = run_sweep(
+        setting, networks, build_feature_tables(tree), points, seeds, args.iterations, progress=progress_wanted(args)
+    )
     summary = summarize(rows)
     uniform = uniform_reference(setting)
     out_dir = Path(args.out)
     write_csv(summary, out_dir / "sparse.csv")
     write_csv(runs_table(rows), out_dir / "sparse_runs.csv")
-    plot_sparse(summary, uniform, out_dir / "sparse.png",
-                f"{layout.game}: sparse trunks, move {root_move} to {layout.depth}")
+    plot_sparse(
+        summary, uniform, out_dir / "sparse.png", f"{layout.game}: sparse trunks, move {root_move} to {layout.depth}"
+    )
     out = {
         "game": layout.game,
         "root_move": root_move,
@@ -155,15 +197,22 @@ def run_sparse(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"game       {layout.game}: roots at move {root_move} ({setting.num_histories} of "
-          f"{setting.num_root_histories} histories in the equilibrium's support), trunk to move {layout.depth}")
+    print(
+        f"game       {layout.game}: roots at move {root_move} ({setting.num_histories} of "
+        f"{setting.num_root_histories} histories in the equilibrium's support), trunk to move {layout.depth}"
+    )
     print(f"runs       {len(networks)} network(s) x {len(seeds)} seed(s), {args.iterations} CFR+ iterations")
     print(f"convention {CONVENTION}")
     print(f"{'point':<14} {'histories':>9}  {'whole trunk fixed':>22}  {'root move fixed (authors)':>26}")
     for r in summary:
-        print(f"{r['point']:<14} {r['num_histories']:>9}  {r['exploitability_mean']:>12.5f} ± {r['exploitability_std']:<7.5f}"
-              f"  {r['root_exploitability_mean']:>16.5f} ± {r['root_exploitability_std']:<7.5f}")
-    print(f"{'uniform':<14} {'':>9}  {uniform['exploitability']:>12.5f}{'':10}  {uniform['root_exploitability']:>16.5f}")
+        print(
+            f"{r['point']:<14} {r['num_histories']:>9}  {r['exploitability_mean']:>12.5f} ± "
+            f"{r['exploitability_std']:<7.5f}"
+            f"  {r['root_exploitability_mean']:>16.5f} ± {r['root_exploitability_std']:<7.5f}"
+        )
+    print(
+        f"{'uniform':<14} {'':>9}  {uniform['exploitability']:>12.5f}{'':10}  {uniform['root_exploitability']:>16.5f}"
+    )
     print(f"files      {out['csv']}, {out['runs_csv']}, {out['png']}")
     return 0
 

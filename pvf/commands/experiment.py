@@ -27,11 +27,16 @@ from pvf.outputs import check_future_dir, check_output_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("experiment", help="small experiments from the paper's appendices",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = subparsers.add_parser(
+        "experiment",
+        help="small experiments from the paper's appendices",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     experiments = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     linear = experiments.add_parser(
-        "linear", help="learning linear targets y = Ax (app. D, fig. 2)",
+        "linear",
+        help="learning linear targets y = Ax (app. D, fig. 2)",
         description="Learning linear targets y = Ax (app. D, fig. 2): the linear baseline and the particle variants, "
         "trained on the same samples; writes DIR/linear_targets.csv and .png.",
     )
@@ -54,9 +59,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     leaf.add_argument("--game", default="leduc_poker", help="OpenSpiel game string or alias (default leduc_poker)")
     leaf.add_argument("--depth", type=int, default=7, help="trunk depth as a move number (default 7)")
-    leaf.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf solve, as the targets (default 100)")
+    leaf.add_argument(
+        "--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf solve, as the targets (default 100)"
+    )
     leaf.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
-    leaf.add_argument("--seed", type=int, default=0, help="unused: every step is deterministic (accepted for uniformity)")
+    leaf.add_argument(
+        "--seed", type=int, default=0, help="unused: every step is deterministic (accepted for uniformity)"
+    )
     leaf.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     leaf.set_defaults(func=run_leaf)
     part = experiments.add_parser(
@@ -66,30 +75,71 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--root-move, a trunk to --depth, trunk exploitability (exact LP, particle weights normalised) of CFR+ with "
         "the oracle, a particle network and the uniform strategy. Writes DIR/fig4-<game>.csv, -runs.csv and .png.",
     )
-    part.add_argument("--game", required=True, help="OpenSpiel game string or alias (goofspiel5, goofspiel8, goofspiel13)")
+    part.add_argument(
+        "--game", required=True, help="OpenSpiel game string or alias (goofspiel5, goofspiel8, goofspiel13)"
+    )
     part.add_argument("--root-move", type=int, required=True, help="move number of the root public state")
     part.add_argument("--depth", type=int, required=True, help="move number of the trunk's leaves")
     part.add_argument("--draws", default="1,4,16,64", help="comma-separated K (default 1,4,16,64)")
-    part.add_argument("--seeds", default="0,1,2", help="comma-separated seeds: trunk ids of the reference strategy (default 0,1,2)")
-    part.add_argument("--reference", choices=("mix", "uniform"), default="mix", help="reference strategy: the random-trunk mix of pvf generate (default) or uniform")
-    part.add_argument("--roots", choices=("induced", "drawn"), default="induced",
-                      help="the trunk's root: the PBS the particles induce (default; what particle networks are trained on) "
-                      "or the drawn particles only")
-    part.add_argument("--network", action="append", default=[], metavar="CKPT", help="a particle value function checkpoint (repeatable)")
-    part.add_argument("--mean-of-networks", action="store_true",
-                      help="also a row for the mean of all --network values at the leaves (e.g. nets trained with different seeds)")
+    part.add_argument(
+        "--seeds", default="0,1,2", help="comma-separated seeds: trunk ids of the reference strategy (default 0,1,2)"
+    )
+    part.add_argument(
+        "--reference",
+        choices=("mix", "uniform"),
+        default="mix",
+        help="reference strategy: the random-trunk mix of pvf generate (default) or uniform",
+    )
+    part.add_argument(
+        "--roots",
+        choices=("induced", "drawn"),
+        default="induced",
+        help="the trunk's root: the PBS the particles induce (default; what particle networks are trained on) "
+        "or the drawn particles only",
+    )
+    part.add_argument(
+        "--network",
+        action="append",
+        default=[],
+        metavar="CKPT",
+        help="a particle value function checkpoint (repeatable)",
+    )
+    part.add_argument(
+        "--mean-of-networks",
+        action="store_true",
+        help="also a row for the mean of all --network values at the leaves (e.g. nets trained with different seeds)",
+    )
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
-    part.add_argument("--targets", action="store_true", help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): what a perfect network would give")
+    part.add_argument(
+        "--targets",
+        action="store_true",
+        help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles "
+        "induce): what a perfect network would give",
+    )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
-    part.add_argument("--exact-up-to", type=int, default=None, metavar="H",
-                      help="restricted games of up to H histories get the exact LP (default 250,000); larger ones a certified upper "
-                      "bound (CFR+ with the trunk frozen and exact best responses, pvf.solvers.trunk_bound) and no oracle")
-    part.add_argument("--bound-iterations", type=int, default=None,
-                      help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)")
+    part.add_argument(
+        "--exact-up-to",
+        type=int,
+        default=None,
+        metavar="H",
+        help="restricted games of up to H histories get the exact LP (default 250,000); larger ones a certified upper "
+        "bound (CFR+ with the trunk frozen and exact best responses, pvf.solvers.trunk_bound) and no oracle",
+    )
+    part.add_argument(
+        "--bound-iterations",
+        type=int,
+        default=None,
+        help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)",
+    )
     part.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     part.add_argument("--out", default="runs/particle-trunks", help="output folder")
-    part.add_argument("--save-policy", type=Path, metavar="FILE.json", help="also write every run's restricted game "
-                      "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings")
+    part.add_argument(
+        "--save-policy",
+        type=Path,
+        metavar="FILE.json",
+        help="also write every run's restricted game "
+        "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings",
+    )
     part.set_defaults(func=run_particle_trunks)
 
 
@@ -146,48 +196,66 @@ def run_leaf(args: argparse.Namespace) -> int:
         if args.json:
             return
         if not shown:
-            print(f"{args.game}, trunk to move {args.depth}, {args.iterations} trunk iterations, "
-                  f"leaf targets from {args.cfr_iterations} CFR+ iterations")
+            print(
+                f"{args.game}, trunk to move {args.depth}, {args.iterations} trunk iterations, "
+                f"leaf targets from {args.cfr_iterations} CFR+ iterations"
+            )
             print(f"{'leaf evaluator':<20} {'NashConv':>10} {'OpenSpiel':>10} {'solve s':>8}")
-        print(f"{row['evaluator']:<20} {row['trunk_exploitability']:>10.4f} {row['openspiel']:>10.4f} {row['solve_seconds']:>8.1f}",
-              flush=True)
+        print(
+            f"{row['evaluator']:<20} {row['trunk_exploitability']:>10.4f} {row['openspiel']:>10.4f} "
+            f"{row['solve_seconds']:>8.1f}",
+            flush=True,
+        )
         shown.append(row["evaluator"])
 
     rows = run_leaf_targets(args.game, args.depth, args.cfr_iterations, args.iterations, on_result=show)
     if args.json:
-        print(json.dumps({
-            "game": args.game,
-            "depth": args.depth,
-            "iterations": args.iterations,
-            "cfr_iterations": args.cfr_iterations,
-            "trunk_exploitability": {r["evaluator"]: r["trunk_exploitability"] for r in rows},
-            "rows": rows,
-        }))
+        print(
+            json.dumps(
+                {
+                    "game": args.game,
+                    "depth": args.depth,
+                    "iterations": args.iterations,
+                    "cfr_iterations": args.cfr_iterations,
+                    "trunk_exploitability": {r["evaluator"]: r["trunk_exploitability"] for r in rows},
+                    "rows": rows,
+                }
+            )
+        )
     return 0
 
 
 def run_particle_trunks(args: argparse.Namespace) -> int:
-    from pvf.games.depths import positional_inputs
     from pvf.datasets.sampling import SamplingConfig
-    from pvf.valuefn.network import load_value_function
-    from pvf.experiments.particle_sweep import (DEFAULT_EXACT_HISTORIES, UNIFORM_REFERENCE, check_trunk,
-                                               plot_particle_sweep, run_particle_sweep, runs_table, summarize,
-                                               write_policy_file)
-    from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
-    from pvf.games.induced_pbs import check_particle_count
-    from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
-    from pvf.results import write_csv
-    from pvf.games.features import build_feature_tables
-    from pvf.games.loading import ALIASES, load_game
     from pvf.experiments.induced_targets import induced_pbs_evaluator
+    from pvf.experiments.particle_sweep import (
+        DEFAULT_EXACT_HISTORIES,
+        UNIFORM_REFERENCE,
+        check_trunk,
+        plot_particle_sweep,
+        run_particle_sweep,
+        runs_table,
+        summarize,
+        write_policy_file,
+    )
     from pvf.experiments.positional_slots import enumerated_slots
+    from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
+    from pvf.games.depths import positional_inputs
+    from pvf.games.features import build_feature_tables
+    from pvf.games.induced_pbs import check_particle_count
+    from pvf.games.loading import ALIASES, load_game
+    from pvf.results import write_csv
     from pvf.solvers.evaluators import MeanEvaluator
+    from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
+    from pvf.valuefn.network import load_value_function
 
     require_positive(args, "iterations")
     exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
     bound_iterations = DEFAULT_BOUND_ITERATIONS if args.bound_iterations is None else args.bound_iterations
     if exact_up_to < 0 or bound_iterations < 1:
-        raise PvfError(f"--exact-up-to must be >= 0 and --bound-iterations >= 1, got {exact_up_to} and {bound_iterations}")
+        raise PvfError(
+            f"--exact-up-to must be >= 0 and --bound-iterations >= 1, got {exact_up_to} and {bound_iterations}"
+        )
     try:
         draws = [int(k) for k in args.draws.split(",")]
         seeds = [int(s) for s in args.seeds.split(",")]
@@ -204,7 +272,9 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.targets:
-        evaluators["targets"] = SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True)
+        evaluators["targets"] = SweepEvaluator(
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True
+        )
     full, members = None, []
     for path in args.network:
         network = load_value_function(path, loaded.game_string, args.depth)
@@ -218,7 +288,9 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             return lambda trunk: network.evaluator(trunk, features, enumerated_slots(trunk, full))
 
         name = f"network {Path(path).name}"
-        evaluators[name if name not in evaluators else f"network {path}"] = SweepEvaluator(factory, game_root=True)  # two last.ckpt: full paths
+        evaluators[name if name not in evaluators else f"network {path}"] = SweepEvaluator(
+            factory, game_root=True
+        )  # two last.ckpt: full paths
         members.append(factory)
     if args.mean_of_networks:
         if len(members) < 2:
@@ -231,31 +303,67 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         evaluators[f"mean of {len(members)} networks"] = SweepEvaluator(mean_factory, game_root=True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM_REFERENCE
     policies: list[dict] | None = [] if args.save_policy is not None else None
-    rows = run_particle_sweep(loaded, args.root_move, args.depth, draws, seeds, evaluators, reference, args.iterations,
-                              policies=policies, roots=args.roots, exact_up_to=exact_up_to, bound_iterations=bound_iterations)
+    rows = run_particle_sweep(
+        loaded,
+        args.root_move,
+        args.depth,
+        draws,
+        seeds,
+        evaluators,
+        reference,
+        args.iterations,
+        policies=policies,
+        roots=args.roots,
+        exact_up_to=exact_up_to,
+        bound_iterations=bound_iterations,
+    )
     args.out = check_output_dir(out, "--out")  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)
     write_csv(table, args.out / f"fig4-{name}.csv")
     write_csv(runs_table(rows), args.out / f"fig4-{name}-runs.csv")
-    plot_particle_sweep(table, str(args.out / f"fig4-{name}.png"),
-                        f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference, {args.roots} roots")
+    plot_particle_sweep(
+        table,
+        str(args.out / f"fig4-{name}.png"),
+        f"{name}: particle trunks, move {args.root_move} to {args.depth}, {args.reference} reference, "
+        f"{args.roots} roots",
+    )
     need = positional_inputs(loaded.game_string, args.depth)
     if policies is not None:
         write_policy_file(args.save_policy, loaded.game_string, args.root_move, args.depth, args.reference, policies)
     if args.json:
-        print(json.dumps({"game": loaded.game_string, "root_move": args.root_move, "depth": args.depth, "reference": args.reference,
-                          "roots": args.roots, "positional_inputs": need, "points": table, "csv": str(args.out / f"fig4-{name}.csv"),
-                          "policy": None if args.save_policy is None else str(args.save_policy)}))
+        print(
+            json.dumps(
+                {
+                    "game": loaded.game_string,
+                    "root_move": args.root_move,
+                    "depth": args.depth,
+                    "reference": args.reference,
+                    "roots": args.roots,
+                    "positional_inputs": need,
+                    "points": table,
+                    "csv": str(args.out / f"fig4-{name}.csv"),
+                    "policy": None if args.save_policy is None else str(args.save_policy),
+                }
+            )
+        )
         return 0
-    print(f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, roots {args.roots}, seeds {args.seeds}")
+    print(
+        f"{name}: trunk move {args.root_move} -> {args.depth}, reference {args.reference}, roots {args.roots}, "
+        f"seeds {args.seeds}"
+    )
     if need:
         print(f"a positional value function at move {args.depth} would need at least {need:,} infostate inputs")
-    print(f"{'evaluator':<28} {'K':>5} {'particles':>9} {'roots':>7} {'NashConv':>12} {'std':>10} {'s/run':>7}  measure")
+    print(
+        f"{'evaluator':<28} {'K':>5} {'particles':>9} {'roots':>7} {'NashConv':>12} {'std':>10} {'s/run':>7}  measure"
+    )
     for r in table:
         bound = f" (gap <= {r['gap_max']:.4f})" if r["measure"] != "exact" else ""
-        print(f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['roots_mean']:>7.1f} {r['exploitability_mean']:>12.5f} "
-              f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}  {r['measure']}{bound}")
+        print(
+            f"{r['evaluator']:<28} {r['draws']:>5} {r['particles_mean']:>9.1f} {r['roots_mean']:>7.1f} "
+            f"{r['exploitability_mean']:>12.5f} "
+            f"{r['exploitability_std']:>10.5f} {r['seconds_mean']:>7.1f}  {r['measure']}{bound}"
+        )
     if policies is not None:
         print(f"wrote {args.save_policy}")
     print(f"wrote {args.out}/fig4-{name}.csv, -runs.csv and .png")
@@ -263,7 +371,10 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
 
 
 def _enumerated_tree(loaded, path, depth: int):
-    """The full public tree a positional network's slots refer to; a PvfError naming the inputs it would need beyond it."""
+    """The full public tree a positional network's slots refer to.
+
+    Beyond enumeration, a PvfError naming the inputs the network would need.
+    """
     from pvf.games.depths import positional_inputs
     from pvf.games.public_tree import build_public_tree
 
@@ -271,6 +382,8 @@ def _enumerated_tree(loaded, path, depth: int):
         return build_public_tree(loaded)
     except PvfError:
         need = positional_inputs(loaded.game_string, depth)
-        raise PvfError(f"{path} is a positional value function, whose inputs are the slots of the enumerated public tree, and "
-                       f"{loaded.game_string} cannot be enumerated (a positional net at move {depth} would need at least "
-                       f"{need:,} inputs); use a particle network") from None
+        raise PvfError(
+            f"{path} is a positional value function, whose inputs are the slots of the enumerated public tree, and "
+            f"{loaded.game_string} cannot be enumerated (a positional net at move {depth} would need at least "
+            f"{need:,} inputs); use a particle network"
+        ) from None

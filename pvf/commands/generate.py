@@ -24,28 +24,84 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("generate", help="generate a PBS dataset (HDF5) for value-function training", description=__doc__)
+    p = subparsers.add_parser(
+        "generate", help="generate a PBS dataset (HDF5) for value-function training", description=__doc__
+    )
     p.add_argument("--game", required=True, help="OpenSpiel game string or alias (leduc, goofspiel5, ...)")
-    p.add_argument("--depth", type=int, required=True, help="move number of the trunk's leaf public states (Leduc: 7, Goofspiel-5: 2)")
+    p.add_argument(
+        "--depth",
+        type=int,
+        required=True,
+        help="move number of the trunk's leaf public states (Leduc: 7, Goofspiel-5: 2)",
+    )
     p.add_argument("--trunks", type=int, required=True, help="number of random trunk strategies (paper: 1000)")
-    p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf subgame (default 100, as the paper)")
+    p.add_argument(
+        "--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf subgame (default 100, as the paper)"
+    )
     add_solver_arguments(p, with_options=False, purpose="the targets' solver")
     p.add_argument("--out", required=True, metavar="F.h5", help="output file; its work directory is F.h5.parts")
     p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
-    p.add_argument("--backend", choices=("local", "ray"), default="local", help="local process pool or Ray (RAY_ADDRESS, else a local instance)")
-    p.add_argument("--target", choices=("average", "current"), default="average", help="profile whose values /infostates/target holds (default average; both are stored)")
-    p.add_argument("--task-size", type=int, default=None, help="trunks per task and CFR+ batch (default 50); part of the file's identity")
-    p.add_argument("--p-uniform", type=float, default=None, help="trunk sampling: uniform infostate probability (default 0.05)")
-    p.add_argument("--p-pure", type=float, default=None, help="trunk sampling: pure-action probability if not uniform (default 0.1)")
-    p.add_argument("--p-keep", type=float, default=None, help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)")
-    p.add_argument("--particles", type=int, default=None, metavar="K", help="particle dataset: one public state per trunk and K sampled histories of it, solved to the end of the game (no public tree; docs/hdf5_schema.md)")
-    p.add_argument("--rows", choices=("particles", "children"), default="particles",
-                   help="with --particles: a sample's rows are the particles' infostates at --depth (default), or every infostate one move "
-                        "below particles at --depth - 1, zero beliefs included, as a particle trunk's leaves are (pvf.datasets.particle_children)")
-    p.add_argument("--max-histories", type=int, default=None,
-                   help="size cap: the public tree's histories (default 2,000,000), or with --particles each particle subgame's (default 200,000)")
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local process pool or Ray (RAY_ADDRESS, else a local instance)",
+    )
+    p.add_argument(
+        "--target",
+        choices=("average", "current"),
+        default="average",
+        help="profile whose values /infostates/target holds (default average; both are stored)",
+    )
+    p.add_argument(
+        "--task-size",
+        type=int,
+        default=None,
+        help="trunks per task and CFR+ batch (default 50); part of the file's identity",
+    )
+    p.add_argument(
+        "--p-uniform", type=float, default=None, help="trunk sampling: uniform infostate probability (default 0.05)"
+    )
+    p.add_argument(
+        "--p-pure",
+        type=float,
+        default=None,
+        help="trunk sampling: pure-action probability if not uniform (default 0.1)",
+    )
+    p.add_argument(
+        "--p-keep",
+        type=float,
+        default=None,
+        help="trunk sampling: keep probability of each action of a mixed infostate (default 0.9)",
+    )
+    p.add_argument(
+        "--particles",
+        type=int,
+        default=None,
+        metavar="K",
+        help="particle dataset: one public state per trunk and K sampled histories of it, solved to the end of "
+        "the game (no public tree; docs/hdf5_schema.md)",
+    )
+    p.add_argument(
+        "--rows",
+        choices=("particles", "children"),
+        default="particles",
+        help="with --particles: a sample's rows are the particles' infostates at --depth (default), or every "
+        "infostate one move "
+        "below particles at --depth - 1, zero beliefs included, as a particle trunk's leaves are "
+        "(pvf.datasets.particle_children)",
+    )
+    p.add_argument(
+        "--max-histories",
+        type=int,
+        default=None,
+        help="size cap: the public tree's histories (default 2,000,000), or with --particles each particle "
+        "subgame's (default 200,000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
-    p.add_argument("--overwrite", action="store_true", help="replace a file or work directory made with other parameters")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a file or work directory made with other parameters"
+    )
     add_progress_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -57,7 +113,11 @@ def run(args: argparse.Namespace) -> int:
     from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
-    mix = {k: v for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep)) if v is not None}
+    mix = {
+        k: v
+        for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep))
+        if v is not None
+    }
     if args.particles is not None:
         return _run_particles(args, SamplingConfig(**mix))
     if args.rows != "particles":
@@ -74,8 +134,15 @@ def run(args: argparse.Namespace) -> int:
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
         solver=args.solver,
     )
-    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
-                      progress=progress_wanted(args), max_histories=args.max_histories)
+    report = generate(
+        spec,
+        args.out,
+        workers=args.workers,
+        backend=args.backend,
+        overwrite=args.overwrite,
+        progress=progress_wanted(args),
+        max_histories=args.max_histories,
+    )
     _print_report(report, args.json, f"samples of {spec.game} at move {spec.depth}", show_rate=True)
     return 0
 
@@ -98,9 +165,20 @@ def _run_particles(args: argparse.Namespace, sampling) -> int:
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
         particles=ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows),
     )
-    report = generate(spec, args.out, workers=args.workers, backend=args.backend, overwrite=args.overwrite,
-                      progress=progress_wanted(args))
-    _print_report(report, args.json, f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}", show_rate=False)
+    report = generate(
+        spec,
+        args.out,
+        workers=args.workers,
+        backend=args.backend,
+        overwrite=args.overwrite,
+        progress=progress_wanted(args),
+    )
+    _print_report(
+        report,
+        args.json,
+        f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}",
+        show_rate=False,
+    )
     return 0
 
 

@@ -31,17 +31,39 @@ def run(args: argparse.Namespace) -> int:
         return 0
     attrs = summary["attrs"]
     print(f"file                 {summary['path']}")
-    for key in ("schema", "schema_version", "game", "depth", "num_trunks", "cfr_iterations", "solver", "seed", "target", "task_size", "pvf_version", "created"):
+    for key in (
+        "schema",
+        "schema_version",
+        "game",
+        "depth",
+        "num_trunks",
+        "cfr_iterations",
+        "solver",
+        "seed",
+        "target",
+        "task_size",
+        "pvf_version",
+        "created",
+    ):
         print(f"{key:<21}{attrs[key]}")
     print(f"{'sampling':<21}{json.dumps(attrs['sampling'], sort_keys=True)}")
     feats = attrs["features"]
-    print(f"{'features':<21}public {feats['public_dim']} ({feats['public_encoder']}), private {feats['private_dim']} ({feats['private_encoder']})")
-    print(f"samples              {summary['num_samples']:,} ({summary['num_infostate_rows']:,} infostate rows, {summary['num_trunks_present']} trunks)")
+    print(
+        f"{'features':<21}public {feats['public_dim']} ({feats['public_encoder']}), private "
+        f"{feats['private_dim']} ({feats['private_encoder']})"
+    )
+    print(
+        f"samples              {summary['num_samples']:,} ({summary['num_infostate_rows']:,} infostate rows, "
+        f"{summary['num_trunks_present']} trunks)"
+    )
     counts = summary["samples_per_public_state"]
     per = sorted(set(counts.values()))
     print(f"public states        {len(counts)}, samples each: {', '.join(map(str, per))}")
     for name in ("belief", "target", "target_current"):
         s = summary[name]
         print(f"{name:<21}mean {s['mean']:.6g}  std {s['std']:.6g}  min {s['min']:.6g}  max {s['max']:.6g}")
-    print(f"zero-sum residual    max {summary['max_zero_sum_residual']:.3g} (target), {summary['max_zero_sum_residual_current']:.3g} (target_current)")
+    print(
+        f"zero-sum residual    max {summary['max_zero_sum_residual']:.3g} (target), "
+        f"{summary['max_zero_sum_residual_current']:.3g} (target_current)"
+    )
     return 0

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_name
@@ -300,8 +301,10 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         import torch
 
         if not torch.cuda.is_available():
-            raise PvfError(f"--accelerator gpu, but torch {torch.__version__} sees no CUDA device; "
-                           "use --accelerator cpu (the default) or auto")
+            raise PvfError(
+                f"--accelerator gpu, but torch {torch.__version__} sees no CUDA device; "
+                "use --accelerator cpu (the default) or auto"
+            )
     if args.seed < 0:
         raise PvfError(f"--seed must be non-negative, got {args.seed}")
     options: dict[str, Any] = {

@@ -17,18 +17,31 @@ import numpy as np
 
 from pvf.commands import require_positive, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
-from pvf.solvers.registry import SOLVERS
 from pvf.outputs import check_output_file, disk_errors
+from pvf.solvers.registry import SOLVERS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("solve", help="solve a whole game (CFR+, MMD, ...) and report NashConv", description=__doc__)
-    p.add_argument("game", help="OpenSpiel game string, e.g. leduc_poker or 'goofspiel(num_cards=4,imp_info=True,points_order=descending)'")
+    p = subparsers.add_parser(
+        "solve", help="solve a whole game (CFR+, MMD, ...) and report NashConv", description=__doc__
+    )
+    p.add_argument(
+        "game",
+        help="OpenSpiel game string, e.g. leduc_poker or "
+        "'goofspiel(num_cards=4,imp_info=True,points_order=descending)'",
+    )
     p.add_argument("--iterations", type=int, default=1000, help="solver iterations (default 1000)")
     add_solver_arguments(p)
     p.add_argument("--save-policy", metavar="F.json", help="write the solution policy {infostate: {action: prob}}")
-    p.add_argument("--max-histories", type=int, default=None, help="game-size cap: refuse games with more histories (default 2,000,000)")
-    p.add_argument("--seed", type=int, default=0, help="unused (the solvers are deterministic); accepted for uniformity")
+    p.add_argument(
+        "--max-histories",
+        type=int,
+        default=None,
+        help="game-size cap: refuse games with more histories (default 2,000,000)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="unused (the solvers are deterministic); accepted for uniformity"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -76,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"exploitability       {nc / 2:.6g}   (OpenSpiel convention: NashConv / 2)")
         print(f"value (player 1)     {out['value']:.9f}")
         if tree.utility_sum:
-            print(f"payoff sum           {tree.utility_sum:g}   (constant-sum: player 2's value is the sum less player 1's)")
+            print(
+                f"payoff sum           {tree.utility_sum:g}   (constant-sum: player 2's value is the sum less "
+                "player 1's)"
+            )
         print(f"ms per iteration     {out['ms_per_iteration']:.3f}")
         if args.save_policy:
             print(f"policy               {args.save_policy}")

@@ -81,10 +81,14 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
             pass
     except ValueError:
-        raise PvfError(f"RAY_ADDRESS={address!r} is not host:port; fix it, or unset it to start a local instance") from None
+        raise PvfError(
+            f"RAY_ADDRESS={address!r} is not host:port; fix it, or unset it to start a local instance"
+        ) from None
     except OSError as exc:
-        raise PvfError(f"no Ray cluster answers at RAY_ADDRESS={address} ({exc.strerror or exc}); start it, fix "
-                       "RAY_ADDRESS, or unset it to start a local instance") from None
+        raise PvfError(
+            f"no Ray cluster answers at RAY_ADDRESS={address} ({exc.strerror or exc}); start it, fix "
+            "RAY_ADDRESS, or unset it to start a local instance"
+        ) from None
 
 
 def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, SampleColumns]:

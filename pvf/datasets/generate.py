@@ -152,8 +152,10 @@ def _generate(
     ) as bar:
         for task, arrays in run_tasks(spec, todo, workers, backend, max_histories):
             if not shard_values_valid(arrays):
-                raise PvfError(f"task {task.index} (trunks {task.trunk_lo}-{task.trunk_hi - 1}) produced non-finite "
-                               f"or out-of-range values; try more --cfr-iterations or another game")
+                raise PvfError(
+                    f"task {task.index} (trunks {task.trunk_lo}-{task.trunk_hi - 1}) produced non-finite "
+                    f"or out-of-range values; try more --cfr-iterations or another game"
+                )
             with disk_errors(parts, resume):
                 write_shard(shard_path(parts, task), task, arrays)
             bar.update(arrays.num_samples)

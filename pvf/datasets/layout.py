@@ -88,8 +88,14 @@ class DataLayout:
         return cls(**fields)
 
     @classmethod
-    def from_file(cls, path: str | Path, target: str = "average", normalize: bool = True,
-                  reach_feature: bool = True, opponent_feature: bool = True) -> DataLayout:
+    def from_file(
+        cls,
+        path: str | Path,
+        target: str = "average",
+        normalize: bool = True,
+        reach_feature: bool = True,
+        opponent_feature: bool = True,
+    ) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns).
 
         reach_feature: use the file's counterfactual reach column as an input where it has one.

@@ -54,6 +54,8 @@ class LazyTrunkStrategy:
         """[num_actions] probabilities of the legal actions (in OpenSpiel's order) at this infostate."""
         probs = self._cache.get(info_string)
         if probs is None:
-            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(self.trunk_id, *string_key(info_string))))
+            rng = np.random.default_rng(
+                np.random.SeedSequence(self.seed, spawn_key=(self.trunk_id, *string_key(info_string)))
+            )
             probs = self._cache[info_string] = draw_mix(rng, num_actions, self.config)
         return probs

@@ -70,7 +70,10 @@ class SolvedRows:
 
 
 def induced_subgames(
-    game: LoadedGame, tree: PublicTree, infostates: tuple[np.ndarray, np.ndarray], max_histories: int = DEFAULT_MAX_HISTORIES
+    game: LoadedGame,
+    tree: PublicTree,
+    infostates: tuple[np.ndarray, np.ndarray],
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> LeafSubgames:
     """The PBSs that `infostates` (per player [J_n] infostates of `tree`) induce, one per public state, as one game.
 
@@ -81,11 +84,15 @@ def induced_subgames(
     public = [tree.infostate_public_state[n][infostates[n]] for n in (0, 1)]
     paths = []
     for state in np.unique(public[0]):
-        paths += induced_histories(game, tree, (infostates[0][public[0] == state], infostates[1][public[1] == state])).paths
+        paths += induced_histories(
+            game, tree, (infostates[0][public[0] == state], infostates[1][public[1] == state])
+        ).paths
     induced = build_particle_tree(game, paths, max_histories=max_histories)
     roots = find_histories(induced, paths)
-    columns = [np.array([induced.infostate_index(n, tree.infostate_strings[n][j]) for j in infostates[n]], dtype=np.int64)
-               for n in (0, 1)]
+    columns = [
+        np.array([induced.infostate_index(n, tree.infostate_strings[n][j]) for j in infostates[n]], dtype=np.int64)
+        for n in (0, 1)
+    ]
     return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
 
 
@@ -100,7 +107,9 @@ def solve_children(
 ) -> SolvedRows:
     """Steps 1–4 for particles at move `depth` − 1; the rows are at move `depth`."""
     parents_tree = build_particle_tree(loaded, sample.particles, depth_limit=depth)
-    parents, sigma = induced_roots(loaded, parents_tree, find_histories(parents_tree, sample.particles), sample.own_reach)
+    parents, sigma = induced_roots(
+        loaded, parents_tree, find_histories(parents_tree, sample.particles), sample.own_reach
+    )
     drawn = {path: k for k, path in enumerate(sample.particles)}
     paths, beliefs, masses = [], [], []
     for parent, own in zip(parents, sigma):

@@ -150,8 +150,16 @@ def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: Parti
     values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
     columns = tuple(np.searchsorted(infos[n], tree.infostate[roots, n]) for n in (0, 1))
     reach = CounterfactualReach(columns, tree.chance_reach[roots], (len(infos[0]), len(infos[1])))
-    return SolvedRows(tree, int(tree.public_state[roots[0]]), infos, tuple(sigma), values(result.root_values),
-                      values(result.current_root_values), tuple(mass), reach)
+    return SolvedRows(
+        tree,
+        int(tree.public_state[roots[0]]),
+        infos,
+        tuple(sigma),
+        values(result.root_values),
+        values(result.current_root_values),
+        tuple(mass),
+        reach,
+    )
 
 
 def _subgame(
@@ -171,7 +179,10 @@ def _subgame(
         per_infostate: dict[str, tuple[float, float]] = {}
         for k, s in enumerate(tree.infostate[roots, n]):
             key = tree.infostate_strings[n][s]
-            per_infostate[key] = (float(sample.own_reach[k, n]), per_infostate.get(key, (0.0, 0.0))[1] + float(sample.weights[k]))
+            per_infostate[key] = (
+                float(sample.own_reach[k, n]),
+                per_infostate.get(key, (0.0, 0.0))[1] + float(sample.weights[k]),
+            )
         own.append(per_infostate)
     if spec.particles.subgame == "drawn":
         return tree, roots, tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1], own

@@ -105,7 +105,9 @@ class PBSDataset:
             )
         version = int(raw.get("schema_version", -1))
         if version not in schema.READABLE_VERSIONS:
-            raise PvfError(f"{self.path}: schema version {version}; this pvf reads versions {list(schema.READABLE_VERSIONS)}")
+            raise PvfError(
+                f"{self.path}: schema version {version}; this pvf reads versions {list(schema.READABLE_VERSIONS)}"
+            )
         missing = [k for k in schema.ATTRS if k not in raw]
         if missing:
             raise PvfError(f"{self.path}: missing root attributes {', '.join(missing)}")

@@ -67,11 +67,15 @@ class ParticleOptions:
         checks = [
             (self.count >= 1, f"--particles must be at least 1, got {self.count}"),
             (self.max_histories >= 1, f"the history cap must be at least 1, got {self.max_histories}"),
-            (self.subgame in SUBGAMES,
-             f"the particle subgame must be one of {', '.join(SUBGAMES)}, got {self.subgame!r}"),
+            (
+                self.subgame in SUBGAMES,
+                f"the particle subgame must be one of {', '.join(SUBGAMES)}, got {self.subgame!r}",
+            ),
             (self.rows in ROWS, f"particle rows must be one of {', '.join(ROWS)}, got {self.rows!r}"),
-            (self.rows == "particles" or self.subgame == "induced",
-             "children rows are solved on the PBS they induce; use subgame 'induced'"),
+            (
+                self.rows == "particles" or self.subgame == "induced",
+                "children rows are solved on the PBS they induce; use subgame 'induced'",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -114,20 +118,30 @@ class GenerationSpec:
             (self.num_trunks >= 1, f"{count} must be at least 1, got {self.num_trunks}"),
             (self.cfr_iterations >= 1, f"CFR+ iterations must be at least 1, got {self.cfr_iterations}"),
             (self.seed >= 0, f"the seed must be a non-negative integer, got {self.seed}"),
-            (self.target in TARGET_PROFILES,
-             f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}"),
+            (
+                self.target in TARGET_PROFILES,
+                f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}",
+            ),
             (self.task_size >= 1, f"the task size must be at least 1, got {self.task_size}"),
         ]
-        checks += [(value <= _INT64_MAX, f"{name} {value} is too large (at most {_INT64_MAX})")  # HDF5 int64 attributes
-                   for name, value in self.to_attrs().items() if isinstance(value, int)]
-        checks.append((self.solver in SOLVER_NAMES,
-                       f"solver must be one of {', '.join(SOLVER_NAMES)}, got {self.solver!r}"))
+        checks += [
+            (value <= _INT64_MAX, f"{name} {value} is too large (at most {_INT64_MAX})")  # HDF5 int64 attributes
+            for name, value in self.to_attrs().items()
+            if isinstance(value, int)
+        ]
+        checks.append(
+            (self.solver in SOLVER_NAMES, f"solver must be one of {', '.join(SOLVER_NAMES)}, got {self.solver!r}")
+        )
         if self.particles is not None:
             checks += [
-                (self.solver == DEFAULT_SOLVER,
-                 f"particle datasets are solved with {DEFAULT_SOLVER} only, got {self.solver!r}"),
-                (self.particles.rows == "particles" or self.depth >= 2,
-                 f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}"),
+                (
+                    self.solver == DEFAULT_SOLVER,
+                    f"particle datasets are solved with {DEFAULT_SOLVER} only, got {self.solver!r}",
+                ),
+                (
+                    self.particles.rows == "particles" or self.depth >= 2,
+                    f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}",
+                ),
             ]
         for ok, message in checks:
             if not ok:
@@ -146,8 +160,14 @@ class GenerationSpec:
         if self.particles is None:
             return {**head, **common, "solver": self.solver}
         p = self.particles
-        return {**head, "particles": p.count, **common,
-                "max_histories": p.max_histories, "subgame": p.subgame, "rows": p.rows}
+        return {
+            **head,
+            "particles": p.count,
+            **common,
+            "max_histories": p.max_histories,
+            "subgame": p.subgame,
+            "rows": p.rows,
+        }
 
     @classmethod
     def from_attrs(cls, attrs: dict[str, Any]) -> GenerationSpec:

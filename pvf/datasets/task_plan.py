@@ -31,9 +31,7 @@ class Task:
 
 def plan_tasks(num_trunks: int, task_size: int) -> list[Task]:
     """The blocks of `task_size` trunks (the last one shorter) covering 0..num_trunks-1."""
-    return [
-        Task(i, lo, min(lo + task_size, num_trunks)) for i, lo in enumerate(range(0, num_trunks, task_size))
-    ]
+    return [Task(i, lo, min(lo + task_size, num_trunks)) for i, lo in enumerate(range(0, num_trunks, task_size))]
 
 
 class SampleColumns:

@@ -30,7 +30,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import h5py
@@ -124,11 +124,22 @@ def particle_shard_matches(path: Path, task: Task) -> bool:
     n, offset = task.num_trunks, shard.offset
     m = int(offset[-1]) if len(offset) else -1
     per_sample = ("public_features", "particles", "dead", "histories")
-    per_row = ("private_features", "player", "slot", "belief", "target", "target_current", "mass", "cf_reach",
-               "cf_opponent")
+    per_row = (
+        "private_features",
+        "player",
+        "slot",
+        "belief",
+        "target",
+        "target_current",
+        "mass",
+        "cf_reach",
+        "cf_opponent",
+    )
     same = (
         np.array_equal(shard.trunk, np.arange(task.trunk_lo, task.trunk_hi))
-        and len(offset) == n + 1 and offset[0] == 0 and bool(np.all(np.diff(offset) >= 0))
+        and len(offset) == n + 1
+        and offset[0] == 0
+        and bool(np.all(np.diff(offset) >= 0))
         and all(len(getattr(shard, name)) == n for name in per_sample)
         and all(len(getattr(shard, name)) == m for name in per_row)
     )
@@ -139,8 +150,11 @@ def shard_values_valid(arrays: SampleColumns) -> bool:
     """Whether beliefs are finite and in [0, 1] and both targets finite."""
     b = arrays.belief
     return bool(
-        np.isfinite(b).all() and (b >= 0).all() and (b <= 1).all()
-        and np.isfinite(arrays.target).all() and np.isfinite(arrays.target_current).all()
+        np.isfinite(b).all()
+        and (b >= 0).all()
+        and (b <= 1).all()
+        and np.isfinite(arrays.target).all()
+        and np.isfinite(arrays.target_current).all()
     )
 
 
@@ -185,7 +199,7 @@ def join_shards(
             schema_version=schema.SCHEMA_VERSION,
             features=json.dumps(features.describe(), sort_keys=True),
             pvf_version=pvf.__version__,
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
             complete=True,
             **spec.to_attrs(),
         )
@@ -201,18 +215,32 @@ def join_particle_shards(out: Path, shards: Sequence[Path], spec: GenerationSpec
     offsets = [0]
     for off in data["offset"]:
         offsets.extend((off[1:] + offsets[-1]).tolist())
-    cat = {name: np.concatenate(v) if name != "offset" else np.asarray(offsets, dtype=np.int64)
-           for name, v in data.items()}
+    cat = {
+        name: np.concatenate(v) if name != "offset" else np.asarray(offsets, dtype=np.int64) for name, v in data.items()
+    }
     N, player = len(cat["trunk"]), cat["player"]
     index = np.zeros(len(player), dtype=np.int64)
     for n in (0, 1):
         index[player == n] = np.arange(int(np.sum(player == n)))
-    rows = {"player": player, "index": index, "slot": cat["slot"], "belief": cat["belief"], "target": cat["target"],
-            "target_current": cat["target_current"]}
+    rows = {
+        "player": player,
+        "index": index,
+        "slot": cat["slot"],
+        "belief": cat["belief"],
+        "target": cat["target"],
+        "target_current": cat["target_current"],
+    }
     public, private = cat["public_features"], cat["private_features"]
     public_fields, private_fields = feature_fields(spec.game)
-    tables = FeatureTables(spec.game, public, (private[player == 0], private[player == 1]), public_fields,
-                           private_fields, OBSERVER, OBSERVER)
+    tables = FeatureTables(
+        spec.game,
+        public,
+        (private[player == 0], private[player == 1]),
+        public_fields,
+        private_fields,
+        OBSERVER,
+        OBSERVER,
+    )
     features = {**tables.describe(), "per_sample": True}
     with atomic_h5(out) as f:
         f.create_dataset(schema.LEAF_PUBLIC_STATES, data=np.arange(N, dtype=np.int64))
@@ -231,7 +259,7 @@ def join_particle_shards(out: Path, shards: Sequence[Path], spec: GenerationSpec
             schema_version=schema.SCHEMA_VERSION,
             features=json.dumps(features, sort_keys=True),
             pvf_version=pvf.__version__,
-            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
             complete=True,
             positional_infostates=positional_inputs(spec.game, spec.depth),
             **spec.to_attrs(),

@@ -31,7 +31,11 @@ from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.trunk_solver import Trunk
 
 
-def induced_pbs_evaluator(game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average") -> CFRTargetEvaluator:
+def induced_pbs_evaluator(
+    game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average"
+) -> CFRTargetEvaluator:
     """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring)."""
-    leaves = induced_subgames(game, trunk.tree, trunk.game.leaf_infostates)  # step 1; columns: the trunk's leaf infostates
+    leaves = induced_subgames(
+        game, trunk.tree, trunk.game.leaf_infostates
+    )  # step 1; columns: the trunk's leaf infostates
     return CFRTargetEvaluator(trunk, iterations, target, leaves=leaves)

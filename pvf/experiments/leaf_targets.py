@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pvf.games.public_tree import build_public_tree
-from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
 
 EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {

@@ -84,8 +84,10 @@ def check_options(n: int, samples: int, steps: int, lr: float) -> None:
         raise PvfError(f"learning rate must be a positive finite number, got {lr}")
     need = 8 * samples * n * n
     if need > MAX_FEATURE_BYTES:
-        raise PvfError(f"--n {n} with --samples {samples} needs {need / 2**30:,.1f} GiB for the particle features "
-                       f"(8 * samples * n^2 bytes; at most {MAX_FEATURE_BYTES >> 30} GiB): use a smaller --n or --samples")
+        raise PvfError(
+            f"--n {n} with --samples {samples} needs {need / 2**30:,.1f} GiB for the particle features "
+            f"(8 * samples * n^2 bytes; at most {MAX_FEATURE_BYTES >> 30} GiB): use a smaller --n or --samples"
+        )
 
 
 def run_linear_targets(
@@ -131,8 +133,11 @@ def run_linear_targets(
 
 def curve_rows(curves: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     """One row per (step, variant): `step, variant, loss` (for `pvf.results.write_csv`)."""
-    return [{"step": step, "variant": variant, "loss": float(loss)} for variant, losses in curves.items()
-            for step, loss in enumerate(losses)]
+    return [
+        {"step": step, "variant": variant, "loss": float(loss)}
+        for variant, losses in curves.items()
+        for step, loss in enumerate(losses)
+    ]
 
 
 def plot_curves(curves: dict[str, np.ndarray], path: Path) -> None:

@@ -30,8 +30,12 @@ import torch
 from pvf.experiments.plots import plot_training
 from pvf.results import write_csv
 
-STATE = re.compile(r"^(?P<game>[a-z0-9]+)-(?P<data>d\d+-t\d+-k\d+(?:-[a-z]+)?)-seeds(?P<seeds>[\d-]+)-(?P<arch>[a-z]+)-(?P<run>steps\d+-b\d+.*?)-ens-e\d+\.state\.pt$")
-FINISHED = re.compile(r"^(?P<game>[a-z0-9]+)-(?P<data>d\d+-t\d+-k\d+(?:-[a-z]+)?)-seed(?P<seed>\d+)-(?P<arch>[a-z]+)-(?P<run>steps\d+-b\d+.*)-ens\.csv$")
+STATE = re.compile(
+    r"^(?P<game>[a-z0-9]+)-(?P<data>d\d+-t\d+-k\d+(?:-[a-z]+)?)-seeds(?P<seeds>[\d-]+)-(?P<arch>[a-z]+)-(?P<run>steps\d+-b\d+.*?)-ens-e\d+\.state\.pt$"
+)
+FINISHED = re.compile(
+    r"^(?P<game>[a-z0-9]+)-(?P<data>d\d+-t\d+-k\d+(?:-[a-z]+)?)-seed(?P<seed>\d+)-(?P<arch>[a-z]+)-(?P<run>steps\d+-b\d+.*)-ens\.csv$"
+)
 
 
 def collect(run_dir: Path, game: str) -> list[dict[str, Any]]:
@@ -46,12 +50,16 @@ def collect(run_dir: Path, game: str) -> list[dict[str, Any]]:
             runs.add((state["data"], state["run"]))
         elif finished and finished["game"] == game and path.with_suffix(".ckpt").exists():
             with open(path, newline="") as f:
-                rows += [{"game": game, "architecture": finished["arch"], "seed": int(finished["seed"]), **_numbers(r)}
-                         for r in csv.DictReader(f)]
+                rows += [
+                    {"game": game, "architecture": finished["arch"], "seed": int(finished["seed"]), **_numbers(r)}
+                    for r in csv.DictReader(f)
+                ]
             runs.add((finished["data"], finished["run"]))
     if len(runs) > 1:
-        fail(f"{run_dir} holds runs of {game} with different options ({', '.join(sorted('-'.join(r) for r in runs))}); "
-             "give each its own --out")
+        fail(
+            f"{run_dir} holds runs of {game} with different options ({', '.join(sorted('-'.join(r) for r in runs))}); "
+            "give each its own --out"
+        )
     return rows
 
 
@@ -95,8 +103,11 @@ def main() -> None:
     rows.sort(key=lambda r: (r["architecture"], r["seed"], r["step"]))
     write_csv(rows, csv_path)
     found = progress(rows)
-    title = f"{args.game}: trunk exploitability during training (so far: " + ", ".join(
-        f"{arch} to step {p['common_step']:,}" for arch, p in found.items()) + ")"
+    title = (
+        f"{args.game}: trunk exploitability during training (so far: "
+        + ", ".join(f"{arch} to step {p['common_step']:,}" for arch, p in found.items())
+        + ")"
+    )
     plot_training(rows, png_path, title)
     summary = {"csv": str(csv_path), "png": str(png_path), "architectures": found}
     if args.json:

@@ -66,28 +66,62 @@ import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.sampling import SamplingConfig
-from pvf.games.loading import LoadedGame
 from pvf.errors import PvfError
+from pvf.experiments.trunk_sweep import (
+    EXACT,
+    UNIFORM,
+    SweepEvaluator,
+    SweepRow,
+    TrunkPoint,
+    columns,
+    summarize_rows,
+    sweep,
+)
 from pvf.games.history_sampling import MAX_PLAYS, play_to_depth, sample_particles
 from pvf.games.induced_pbs import induced_roots
+from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
-from pvf.experiments.trunk_sweep import EXACT, UNIFORM, SweepEvaluator, SweepRow, TrunkPoint, columns, summarize_rows, sweep
 from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, select_histories, uniform_exploitability
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
 
 UNIFORM_REFERENCE = SamplingConfig(p_uniform=1.0)
-DEFAULT_EXACT_HISTORIES = 250_000  # restricted games up to this many histories get the exploitability LP (Goofspiel-13's K = 64 all do)
+DEFAULT_EXACT_HISTORIES = (
+    250_000  # restricted games up to this many histories get the exploitability LP (Goofspiel-13's K = 64 all do)
+)
 
 
-
-# The columns `pvf experiment particle-trunks` and `pvf reproduce particles` write: {column: SweepRow field / summary key}.
-RUN_COLUMNS = {"game": "game", "draws": "draws", "seed": "seed", "particles": "particles", "roots": "root_histories",
-               "histories": "histories", "evaluator": "evaluator", "exploitability": "exploitability",
-               "seconds": "seconds", "measure": "measure", "gap": "gap"}
-SUMMARY_COLUMNS = {k: k for k in ("evaluator", "draws", "runs", "particles_mean", "roots_mean", "exploitability_mean",
-                                  "exploitability_std", "measure", "gap_max", "seconds_mean")}
+# The columns `pvf experiment particle-trunks` and `pvf reproduce particles` write:
+# {column: SweepRow field / summary key}.
+RUN_COLUMNS = {
+    "game": "game",
+    "draws": "draws",
+    "seed": "seed",
+    "particles": "particles",
+    "roots": "root_histories",
+    "histories": "histories",
+    "evaluator": "evaluator",
+    "exploitability": "exploitability",
+    "seconds": "seconds",
+    "measure": "measure",
+    "gap": "gap",
+}
+SUMMARY_COLUMNS = {
+    k: k
+    for k in (
+        "evaluator",
+        "draws",
+        "runs",
+        "particles_mean",
+        "roots_mean",
+        "exploitability_mean",
+        "exploitability_std",
+        "measure",
+        "gap_max",
+        "seconds_mean",
+    )
+}
 
 
 def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:
@@ -102,16 +136,26 @@ def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: i
     if loaded.original.get_type().short_name == "goofspiel":
         n = int(loaded.original.get_parameters()["num_cards"])
         if depth > n:
-            raise PvfError(f"{n}-card Goofspiel has {n} moves (0 to {n - 1}, then the end); --depth must be at most {n}, "
-                           f"got {depth}")
+            raise PvfError(
+                f"{n}-card Goofspiel has {n} moves (0 to {n - 1}, then the end); --depth must be at most {n}, "
+                f"got {depth}"
+            )
         below = math.factorial(n - root_move) ** 2
         if below > max_histories:
-            raise PvfError(f"a particle at move {root_move} of {n}-card Goofspiel has up to {below:,} histories below it, "
-                           f"over the particle tree's cap of {max_histories:,}; use a later --root-move")
+            raise PvfError(
+                f"a particle at move {root_move} of {n}-card Goofspiel has up to {below:,} histories below it, "
+                f"over the particle tree's cap of {max_histories:,}; use a later --root-move"
+            )
 
 
 def particle_roots(
-    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0
+    loaded: LoadedGame,
+    root_move: int,
+    depth: int,
+    draws: int,
+    seed: int,
+    reference: SamplingConfig,
+    reference_seed: int = 0,
 ) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """Step 1: the distinct particles of one public state at `root_move` and their own reaches [k, 2]."""
     strategy = LazyTrunkStrategy(reference_seed, seed, reference)
@@ -119,11 +163,15 @@ def particle_roots(
     for _ in range(MAX_PLAYS):
         history = play_to_depth(loaded, strategy, root_move, rng)
         alone = build_particle_tree(loaded, [history])
-        single = particle_setting(alone, find_histories(alone, [history]), np.ones(1), np.ones((1, 2)), root_move, depth)
+        single = particle_setting(
+            alone, find_histories(alone, [history]), np.ones(1), np.ones((1, 2)), root_move, depth
+        )
         if uniform_exploitability(single).exploitability > 1e-12:
             break
     else:
-        raise PvfError(f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter")
+        raise PvfError(
+            f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter"
+        )
     sample = sample_particles(loaded, strategy, history, draws, rng)
     while not sample.particles:
         sample = sample_particles(loaded, strategy, history, draws, rng)
@@ -134,7 +182,13 @@ ROOTS = ("induced", "drawn")
 
 
 def particle_trunk_setting(
-    loaded: LoadedGame, root_move: int, depth: int, draws: int, seed: int, reference: SamplingConfig, reference_seed: int = 0,
+    loaded: LoadedGame,
+    root_move: int,
+    depth: int,
+    draws: int,
+    seed: int,
+    reference: SamplingConfig,
+    reference_seed: int = 0,
     roots: str = "induced",
 ) -> SparseSetting:
     """Steps 1–2: the sparse setting of one draw of particles."""
@@ -143,7 +197,12 @@ def particle_trunk_setting(
 
 
 def setting_from_particles(
-    loaded: LoadedGame, particles: list[tuple[int, ...]], own: np.ndarray, root_move: int, depth: int, roots: str = "induced"
+    loaded: LoadedGame,
+    particles: list[tuple[int, ...]],
+    own: np.ndarray,
+    root_move: int,
+    depth: int,
+    roots: str = "induced",
 ) -> SparseSetting:
     """Step 2: the chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
 
@@ -191,9 +250,18 @@ def run_particle_sweep(
                 start = time.perf_counter()
                 particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed)
                 setting = setting_from_particles(loaded, particles, own, root_move, depth, roots)
-                yield TrunkPoint(str(k), seed, setting, select_histories(setting, fraction=1.0), normalized=True,
-                                 exact=setting.tree.num_histories <= exact_up_to, bound_iterations=bound_iterations,
-                                 draws=k, particles=len(particles), started=start)
+                yield TrunkPoint(
+                    str(k),
+                    seed,
+                    setting,
+                    select_histories(setting, fraction=1.0),
+                    normalized=True,
+                    exact=setting.tree.num_histories <= exact_up_to,
+                    bound_iterations=bound_iterations,
+                    draws=k,
+                    particles=len(particles),
+                    started=start,
+                )
 
     return sweep(points(), {"uniform": UNIFORM, **evaluators}, iterations, policies, restricted_game)
 
@@ -203,14 +271,18 @@ def restricted_game(point: TrunkPoint, setting: SparseSetting, uniform: float) -
     return {
         "draws": point.draws,
         "seed": point.seed,
-        "particles": [{"actions": history_actions(setting.tree, int(h)), "weight": float(w)}
-                      for h, w in zip(setting.histories, setting.weights)],
+        "particles": [
+            {"actions": history_actions(setting.tree, int(h)), "weight": float(w)}
+            for h, w in zip(setting.histories, setting.weights)
+        ],
         "uniform_exploitability": uniform,
         "evaluators": {},
     }
 
 
-def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, reference: str, policies: list[dict]) -> None:
+def write_policy_file(
+    path: str | Path, game: str, root_move: int, depth: int, reference: str, policies: list[dict]
+) -> None:
     """One JSON file: the game, the trunk and every run's `restricted_game` record (step 5)."""
     document = {
         "format": "pvf particle trunk policy, version 1",
@@ -220,8 +292,8 @@ def write_policy_file(path: str | Path, game: str, root_move: int, depth: int, r
         "depth": depth,
         "reference": reference,
         "exploitability": "trunk exploitability, NashConv convention (sum over players of what a best response gains), "
-                          "in the game whose chance node draws the particles with these weights and then plays to the end; "
-                          "the trunk strategy is fixed at the trunk's infostates (moves root_move to depth - 1)",
+        "in the game whose chance node draws the particles with these weights and then plays to the end; "
+        "the trunk strategy is fixed at the trunk's infostates (moves root_move to depth - 1)",
         "runs": policies,
     }
     with open(path, "w") as f:
@@ -251,17 +323,39 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
     bounded = False
     for name in dict.fromkeys(r["evaluator"] for r in table):
         mine = [r for r in table if r["evaluator"] == name]
-        line = ax.errorbar([r["draws"] for r in mine], [r["exploitability_mean"] for r in mine],
-                           yerr=[r["exploitability_std"] for r in mine], marker="o", capsize=3, label=name,
-                           linestyle="--" if name == "uniform" else "-")
+        line = ax.errorbar(
+            [r["draws"] for r in mine],
+            [r["exploitability_mean"] for r in mine],
+            yerr=[r["exploitability_std"] for r in mine],
+            marker="o",
+            capsize=3,
+            label=name,
+            linestyle="--" if name == "uniform" else "-",
+        )
         bound = [r for r in mine if r.get("measure", EXACT) != EXACT]
         if bound:  # certified upper bounds (some or all runs beyond the LP): a hollow triangle over the point
             bounded = True
             color = line.lines[0].get_color()
-            ax.plot([r["draws"] for r in bound], [r["exploitability_mean"] for r in bound], linestyle="none", marker="v",
-                    markersize=11, markerfacecolor="none", color=color, markeredgecolor=color)
+            ax.plot(
+                [r["draws"] for r in bound],
+                [r["exploitability_mean"] for r in bound],
+                linestyle="none",
+                marker="v",
+                markersize=11,
+                markerfacecolor="none",
+                color=color,
+                markeredgecolor=color,
+            )
     if bounded:
-        ax.plot([], [], linestyle="none", marker="v", markerfacecolor="none", color="black", label="upper bound (beyond the LP)")
+        ax.plot(
+            [],
+            [],
+            linestyle="none",
+            marker="v",
+            markerfacecolor="none",
+            color="black",
+            label="upper bound (beyond the LP)",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("particle draws K at the root public state")
     ax.set_ylabel(f"{NASHCONV_LABEL}, weights normalised")

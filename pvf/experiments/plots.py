@@ -14,7 +14,6 @@ previous measurement.
 from __future__ import annotations
 
 import textwrap
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

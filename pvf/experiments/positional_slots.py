@@ -37,5 +37,7 @@ def enumerated_slots(trunk: Trunk, full: PublicTree) -> tuple[np.ndarray, np.nda
         try:
             out.append(np.array([slot_of[strings[int(j)]] for j in trunk.game.leaf_infostates[n]], dtype=np.int64))
         except KeyError as missing:
-            raise PvfError(f"leaf infostate {missing} of player {n + 1} is not in the enumerated tree of {full.game_string}") from None
+            raise PvfError(
+                f"leaf infostate {missing} of player {n + 1} is not in the enumerated tree of {full.game_string}"
+            ) from None
     return out[0], out[1]

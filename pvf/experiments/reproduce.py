@@ -71,19 +71,22 @@ import numpy as np
 import torch
 
 from pvf.datasets.generate import generate
-from pvf.errors import PvfError
 from pvf.datasets.spec import GenerationSpec, ParticleOptions
-from pvf.valuefn.network import load_value_function
+from pvf.errors import PvfError
 from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.experiments.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
 from pvf.experiments.particle_sweep import runs_table as particle_runs_table
 from pvf.experiments.particle_sweep import summarize as particle_summary
 from pvf.experiments.plots import plot_sparse, plot_training
-from pvf.trainers.ensemble_training import train_ensemble
-from pvf.trainers.processes import run_in_processes
-from pvf.experiments.sparse_sweep import DEFAULT_FRACTIONS, run_sweep, runs_table, summarize, sweep_points, uniform_reference
+from pvf.experiments.sparse_sweep import (
+    DEFAULT_FRACTIONS,
+    run_sweep,
+    runs_table,
+    summarize,
+    sweep_points,
+    uniform_reference,
+)
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
-from pvf.trainers.training import TrainingRun, train_value_function
 from pvf.games.depths import positional_inputs
 from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
@@ -93,7 +96,11 @@ from pvf.outputs import output_lock
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.trainers.configs import model_config, training_defaults
+from pvf.trainers.ensemble_training import train_ensemble
 from pvf.trainers.member_groups import group_bounds
+from pvf.trainers.processes import run_in_processes
+from pvf.trainers.training import TrainingRun, train_value_function
+from pvf.valuefn.network import load_value_function
 
 # Short names used on the command line and in file names.
 GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
@@ -185,7 +192,11 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
             rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
         csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
         write_csv(rows, csv_path)
-        plot_training(rows, png_path, f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})")
+        plot_training(
+            rows,
+            png_path,
+            f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})",
+        )
         summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
     return summary
 
@@ -218,8 +229,12 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
             csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"
             write_csv(table, csv_path)
             write_csv(runs_table(rows), config.out / f"fig4-{name}-runs.csv")
-            plot_sparse(table, uniform, png_path, f"{game}: sparse trunks, move {root_move} to {depth}"
-                        + ("" if arch == "particle" else f" ({arch})"))
+            plot_sparse(
+                table,
+                uniform,
+                png_path,
+                f"{game}: sparse trunks, move {root_move} to {depth}" + ("" if arch == "particle" else f" ({arch})"),
+            )
             summary[name] = {
                 "architecture": arch,
                 "csv": str(csv_path),
@@ -238,9 +253,19 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     seed = config.seeds[0]
     loaded = load_game(game.game)
     check_trunk(loaded, game.root_move, game.depth)
-    spec = GenerationSpec(game=game.game, depth=game.depth, num_trunks=config.particle_trunks or game.trunks,
-                          cfr_iterations=config.cfr_iterations, seed=seed, particles=ParticleOptions(count=game.particles))
-    data = config.out / "data" / f"{game.name}-d{game.depth}-p{game.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
+    spec = GenerationSpec(
+        game=game.game,
+        depth=game.depth,
+        num_trunks=config.particle_trunks or game.trunks,
+        cfr_iterations=config.cfr_iterations,
+        seed=seed,
+        particles=ParticleOptions(count=game.particles),
+    )
+    data = (
+        config.out
+        / "data"
+        / f"{game.name}-d{game.depth}-p{game.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
+    )
     data.parent.mkdir(parents=True, exist_ok=True)
     generate(spec, data, workers=config.workers, progress=config.progress)
     steps = config.particle_steps or game.max_steps
@@ -249,8 +274,19 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     if not (checkpoint.exists() and history.exists()):
         options = training_options("particle", config.particle_model)
-        run = train_value_function(data, "particle", checkpoint, seed, steps, None, config.iterations, config.batch_size,
-                                   config.progress, config.accelerator, **options)
+        run = train_value_function(
+            data,
+            "particle",
+            checkpoint,
+            seed,
+            steps,
+            None,
+            config.iterations,
+            config.batch_size,
+            config.progress,
+            config.accelerator,
+            **options,
+        )
         write_csv(run.history, history)
     network = load_value_function(checkpoint, game.game, game.depth)
 
@@ -260,15 +296,30 @@ def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict
 
     evaluators = {"oracle": ORACLE, "particle VF": SweepEvaluator(factory, game_root=True)}
     policies: list[dict] | None = [] if config.save_policy else None
-    rows = run_particle_sweep(loaded, game.root_move, game.depth, config.draws or game.draws, config.seeds, evaluators,
-                              iterations=config.iterations, policies=policies)
+    rows = run_particle_sweep(
+        loaded,
+        game.root_move,
+        game.depth,
+        config.draws or game.draws,
+        config.seeds,
+        evaluators,
+        iterations=config.iterations,
+        policies=policies,
+    )
     table = particle_summary(rows)
     csv_path, png_path = config.out / f"fig4-{game.name}.csv", config.out / f"fig4-{game.name}.png"
     write_csv(table, csv_path)
     write_csv(particle_runs_table(rows), config.out / f"fig4-{game.name}-runs.csv")
     plot_particle_sweep(table, str(png_path), f"{game.name}: particle trunks, move {game.root_move} to {game.depth}")
-    result = {"architecture": "particle", "csv": str(csv_path), "png": str(png_path), "data": str(data),
-              "checkpoint": str(checkpoint), "positional_inputs": positional_inputs(game.game, game.depth), "points": table}
+    result = {
+        "architecture": "particle",
+        "csv": str(csv_path),
+        "png": str(png_path),
+        "data": str(data),
+        "checkpoint": str(checkpoint),
+        "positional_inputs": positional_inputs(game.game, game.depth),
+        "points": table,
+    }
     if policies is not None:
         result["policy"] = str(config.out / f"fig4-{game.name}-policy.json")
         write_policy_file(result["policy"], game.game, game.root_move, game.depth, "mix", policies)
@@ -281,7 +332,11 @@ def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) ->
     path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = GenerationSpec(
-        game=GAMES[game], depth=depth, num_trunks=config.trunks, cfr_iterations=config.cfr_iterations, seed=seed,
+        game=GAMES[game],
+        depth=depth,
+        num_trunks=config.trunks,
+        cfr_iterations=config.cfr_iterations,
+        seed=seed,
         solver=config.solver,
     )
     generate(spec, path, workers=config.workers, progress=config.progress)
@@ -320,15 +375,27 @@ def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_eve
             if _measured_every(history, eval_every, config.max_steps):
                 return TrainingRun(str(checkpoint), history)
         run = train_value_function(
-            data, arch, checkpoint, seed, config.max_steps, eval_every, config.iterations, config.batch_size,
-            config.progress, config.accelerator, lr_schedule=config.lr_schedule, target=config.target,
+            data,
+            arch,
+            checkpoint,
+            seed,
+            config.max_steps,
+            eval_every,
+            config.iterations,
+            config.batch_size,
+            config.progress,
+            config.accelerator,
+            lr_schedule=config.lr_schedule,
+            target=config.target,
             **training_options(arch),
         )
         write_csv(run.history, history_path)
         return run
 
 
-def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int = 0) -> list[TrainingRun]:
+def _trained_ensemble(
+    config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int = 0
+) -> list[TrainingRun]:
     """The (data, architecture, seed, eval_every) runs of one network as one ensemble (members: "-ens" files).
 
     Finished members are reused when all are; otherwise all train, resuming from the saved state.
@@ -346,11 +413,25 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
             if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
                 return finished
         state = ensemble_state_path(config, runs)
-        trained = train_ensemble(data, arch, checkpoints, seeds, config.max_steps, eval_every, config.iterations,
-                                 config.batch_size, _device(config), state, target=config.target,
-                                 cuda_graph=None if config.cuda_graph else False, group_size=config.group_size,
-                                 progress=config.progress, position=position, lr_schedule=config.lr_schedule,
-                                 **training_options(arch))
+        trained = train_ensemble(
+            data,
+            arch,
+            checkpoints,
+            seeds,
+            config.max_steps,
+            eval_every,
+            config.iterations,
+            config.batch_size,
+            _device(config),
+            state,
+            target=config.target,
+            cuda_graph=None if config.cuda_graph else False,
+            group_size=config.group_size,
+            progress=config.progress,
+            position=position,
+            lr_schedule=config.lr_schedule,
+            **training_options(arch),
+        )
         for run, history in zip(trained, histories):
             write_csv(run.history, history)
         state.unlink(missing_ok=True)
@@ -359,7 +440,9 @@ def _trained_ensemble(config: ReproduceConfig, runs: list[tuple[Path, str, int, 
 
 def _device(config: ReproduceConfig) -> str:
     """Where ensembles train: "cuda" for accelerator gpu (or auto with a GPU), else "cpu"."""
-    return "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+    return (
+        "cuda" if config.accelerator == "gpu" or (config.accelerator == "auto" and torch.cuda.is_available()) else "cpu"
+    )
 
 
 def ensemble_state_path(config: ReproduceConfig, runs: Sequence[tuple[Path, str, int, int]]) -> Path:
@@ -381,8 +464,15 @@ def split_ensembles(config: ReproduceConfig, runs: list[tuple[Path, str, int, in
     parts = []
     for members in by_network.values():
         n = len(members)
-        saved = sorted(((a, b) for a in range(n) for b in range(a + 1, n + 1)
-                        if ensemble_state_path(config, [runs[i] for i in members[a:b]]).exists()), key=lambda r: (r[0], -r[1]))
+        saved = sorted(
+            (
+                (a, b)
+                for a in range(n)
+                for b in range(a + 1, n + 1)
+                if ensemble_state_path(config, [runs[i] for i in members[a:b]]).exists()
+            ),
+            key=lambda r: (r[0], -r[1]),
+        )
         bounds, start = [], 0
         for a, b in saved + [(n, n)]:
             if a < start:
@@ -420,15 +510,18 @@ def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) 
     quiet = replace(config, progress=False)  # one bar for all runs instead of interleaved ones
     # The slower set networks first, so that no process is left with a long run at the end.
     order = sorted(range(len(runs)), key=lambda i: runs[i][1] == "positional")
-    trained = run_in_processes(_trained, [(quiet, *runs[i]) for i in order], config.jobs,
-                               "training runs" if config.progress else None)
+    trained = run_in_processes(
+        _trained, [(quiet, *runs[i]) for i in order], config.jobs, "training runs" if config.progress else None
+    )
     by_run = dict(zip(order, trained))
     return [by_run[i] for i in range(len(runs))]
 
 
 def _read_history(path: Path) -> list[dict[str, Any]]:
     with open(path, newline="") as f:
-        return [{k: (int(v) if k in ("step", "epoch") else float(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+        return [
+            {k: (int(v) if k in ("step", "epoch") else float(v)) for k, v in row.items()} for row in csv.DictReader(f)
+        ]
 
 
 def _final_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -31,11 +31,29 @@ from pvf.valuefn.network import Network
 DEFAULT_FRACTIONS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 NETWORK = "network"  # the evaluator's name in the rows: every network is one (its checkpoint is the row's `network`)
 # The columns `pvf evaluate sparse` and `pvf reproduce fig4` write: {column: SweepRow field / summary key}.
-RUN_COLUMNS = {"network": "network", "seed": "seed", "point": "point", "num_histories": "root_histories",
-               "share": "share", "exploitability": "exploitability", "root_exploitability": "root_exploitability",
-               "seconds": "seconds"}
-SUMMARY_COLUMNS = {k: k for k in ("point", "num_histories", "share", "runs", "exploitability_mean",
-                                  "exploitability_std", "root_exploitability_mean", "root_exploitability_std")}
+RUN_COLUMNS = {
+    "network": "network",
+    "seed": "seed",
+    "point": "point",
+    "num_histories": "root_histories",
+    "share": "share",
+    "exploitability": "exploitability",
+    "root_exploitability": "root_exploitability",
+    "seconds": "seconds",
+}
+SUMMARY_COLUMNS = {
+    k: k
+    for k in (
+        "point",
+        "num_histories",
+        "share",
+        "runs",
+        "exploitability_mean",
+        "exploitability_std",
+        "root_exploitability_mean",
+        "root_exploitability_std",
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -74,9 +92,11 @@ def run_sweep(
 ) -> list[SweepRow]:
     """Solve and evaluate every (network, seed, point), in that order."""
     rows: list[SweepRow] = []
-    with tqdm(total=len(networks) * len(seeds) * len(points), desc="sparse trunks", disable=not progress,
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=len(networks) * len(seeds) * len(points), desc="sparse trunks", disable=not progress, dynamic_ncols=True
+    ) as bar:
         for network in networks:
+
             def make(_setting, network=network):
                 return lambda trunk: network.evaluator(trunk, features)
 

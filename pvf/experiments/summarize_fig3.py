@@ -1,6 +1,7 @@
 """Window statistics of a `pvf reproduce fig3` CSV: the numbers docs/results/reproduction.md quotes.
 
-    python -m pvf.experiments.summarize_fig3 docs/figures/reproduce/fig3-leduc.csv [--skip 8] [--last 16] [--every N] [--json]
+    python -m pvf.experiments.summarize_fig3 docs/figures/reproduce/fig3-leduc.csv \
+        [--skip 8] [--last 16] [--every N] [--json]
 
 Single trunk-exploitability measurements move a lot between neighbouring
 checkpoints at a constant learning rate, so each seed's curve is first
@@ -84,8 +85,13 @@ def summarize(
         table: dict[str, Any] = {"seeds": len(seeds), "last_step": max(last_steps), "measurements": {}}
         for window in WINDOWS:
             values = np.array([w[window] for w in per_seed.values()])
-            table[window] = {"mean": float(values.mean()), "std": float(values.std()), "min": float(values.min()),
-                             "max": float(values.max()), "per_seed": values.tolist()}
+            table[window] = {
+                "mean": float(values.mean()),
+                "std": float(values.std()),
+                "min": float(values.min()),
+                "max": float(values.max()),
+                "per_seed": values.tolist(),
+            }
         table["measurements"] = {str(s): len(c["step"]) for s, c in seeds.items()}
         out["architectures"][arch] = table
     if reference in curves and other in curves:
@@ -162,8 +168,10 @@ def markdown(summary: dict[str, Any], last_k: int) -> str:
     lines = [header, "|---" * (len(archs) + 1 + bool(comp)) + "|"]
     for window in WINDOWS:
         fmt = "{:.2e} ± {:.1e}" if window == "train_mse_end" else "{:.3f} ± {:.3f}"
-        cells = [fmt.format(summary["architectures"][a][window]["mean"], summary["architectures"][a][window]["std"])
-                 for a in archs]
+        cells = [
+            fmt.format(summary["architectures"][a][window]["mean"], summary["architectures"][a][window]["std"])
+            for a in archs
+        ]
         ratio = [f"{comp['ratio'][window]:.2f}"] if comp else []
         lines.append("| " + " | ".join([names[window], *cells, *ratio]) + " |")
     if comp:
@@ -172,9 +180,11 @@ def markdown(summary: dict[str, Any], last_k: int) -> str:
             f"- seeds whose second-half mean is lower for {comp['other']}: {comp['seeds_lower_second_half']}; "
             f"same-seed difference {comp['other']} − {comp['reference']} {comp['second_half_difference_mean']:+.3f} "
             f"(standard error {comp['second_half_difference_sem']:.3f})",
-            f"- same-seed measurements (after the first {summary['skip']}) with {comp['other']} <= {comp['reference']}: "
+            f"- same-seed measurements (after the first {summary['skip']}) with {comp['other']} <= "
+            f"{comp['reference']}: "
             f"{100 * comp['share_at_or_below']:.0f}% of {comp['pairs_compared']}",
-            f"- seed-mean curves, {comp['other']} <= {comp['reference']} at {100 * comp['mean_curve_share_at_or_below']:.0f}% "
+            f"- seed-mean curves, {comp['other']} <= {comp['reference']} at "
+            f"{100 * comp['mean_curve_share_at_or_below']:.0f}% "
             f"of measurements after the first {summary['skip']}; first at step {comp['first_step_mean_at_or_below']} "
             f"(epoch {comp['first_epoch_mean_at_or_below']}), at every later one from step "
             f"{comp['step_from_which_mean_stays_at_or_below'] or 'none'}",
@@ -189,8 +199,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--other", default="particle", help="architecture B of the ratios B/A")
     parser.add_argument("--last", type=int, default=16, help="measurements in the last-k window")
     parser.add_argument("--skip", type=int, default=8, help="first measurements left out of the same-seed comparison")
-    parser.add_argument("--every", type=int, default=1, help="only measurements at multiples of this many steps "
-                        "(e.g. 1024 on an every-64 run: does the coarser interval give the same windows?)")
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="only measurements at multiples of this many steps "
+        "(e.g. 1024 on an every-64 run: does the coarser interval give the same windows?)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     summary = summarize(read_curves(args.csv, args.every), args.reference, args.other, args.last, args.skip)

@@ -1,6 +1,7 @@
 """The support of Goofspiel-5's equilibrium at fig. 4's root move, against CFR+ iterations and the threshold.
 
-    python -m pvf.experiments.support_size [--iterations 1000,2000,16000,64000] [--thresholds 1e-2,1e-3,1e-4] [--openspiel] [--json]
+    python -m pvf.experiments.support_size [--iterations 1000,2000,16000,64000] \
+        [--thresholds 1e-2,1e-3,1e-4] [--openspiel] [--json]
 
 Fig. 4's root histories are π*'s support after two rounds of Goofspiel-5
 (400 histories). CFR+'s average strategy never reaches exact zeros, so an
@@ -74,7 +75,11 @@ def main() -> None:
     if args.openspiel:
         result["openspiel"] = openspiel_counts(iterations, thresholds)
     if args.json:
-        print(json.dumps({k: {str(n): {str(t): c for t, c in row.items()} for n, row in v.items()} for k, v in result.items()}))
+        print(
+            json.dumps(
+                {k: {str(n): {str(t): c for t, c in row.items()} for n, row in v.items()} for k, v in result.items()}
+            )
+        )
         return
     print(f"{GAME}: support histories at move {PAPER_GAMES[GAME].sparse_root_move} (of 400), by threshold")
     print("solver     iterations  " + "  ".join(f"{t:>7g}" for t in thresholds))

@@ -33,8 +33,12 @@ def main() -> None:
     args = parser.parse_args()
     with PBSDataset(args.path) as ds:
         counts = np.diff(ds.offset)
-        rows = {"belief": ds.belief, "player": ds.player, "counts": counts,
-                "target": ds.target if args.target == "average" else ds.target_current}
+        rows = {
+            "belief": ds.belief,
+            "player": ds.player,
+            "counts": counts,
+            "target": ds.target if args.target == "average" else ds.target_current,
+        }
         _, target, _ = normalized_rows(rows, normalize=True)
         train, val = split_by_trunk(ds.trunk, args.val_fraction, args.split_seed)
     sample = np.repeat(np.arange(len(counts)), counts)
@@ -43,10 +47,12 @@ def main() -> None:
     group = 2 * sample + rows["player"]
     group_mean = np.bincount(group, weights=target) / np.maximum(np.bincount(group), 1)
     within = np.mean((target - group_mean[group])[is_val] ** 2)
-    print(f"{args.path}: {len(train)} training / {len(val)} validation samples; "
-          f"validation MSE of the training mean {np.mean((target[is_val] - mean) ** 2):.5g} "
-          f"(validation variance {target[is_val].var():.5g}, of which within a PBS and player "
-          f"{within / target[is_val].var():.0%})")
+    print(
+        f"{args.path}: {len(train)} training / {len(val)} validation samples; "
+        f"validation MSE of the training mean {np.mean((target[is_val] - mean) ** 2):.5g} "
+        f"(validation variance {target[is_val].var():.5g}, of which within a PBS and player "
+        f"{within / target[is_val].var():.0%})"
+    )
 
 
 if __name__ == "__main__":

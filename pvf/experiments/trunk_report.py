@@ -14,16 +14,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pvf.valuefn.network import Network
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.interface import Solver
 from pvf.solvers.tabular import TabularPolicy
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate, trunk_policy
+from pvf.solvers.trunk_solver import (
+    DEFAULT_ITERATIONS,
+    Trunk,
+    TrunkResult,
+    build_trunk,
+    solve_and_evaluate,
+    trunk_policy,
+)
+from pvf.valuefn.network import Network
 
-CONVENTION = "NashConv: -V1 - V2, the sum of both players' gains; OpenSpiel's exploitability (the authors' figures) is half"
+CONVENTION = (
+    "NashConv: -V1 - V2, the sum of both players' gains; OpenSpiel's exploitability (the authors' figures) is half"
+)
 
 
 @dataclass(frozen=True, eq=False)

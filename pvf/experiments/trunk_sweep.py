@@ -168,8 +168,11 @@ def sweep(
                 uniform = value
             elif policies is not None and record is not None:
                 entry = entry if entry is not None else record(point, measured, uniform)
-                entry["evaluators"][name] = {"exploitability": value, "measure": how,
-                                             "policy": player_policies(trunk, strategies)}
+                entry["evaluators"][name] = {
+                    "exploitability": value,
+                    "measure": how,
+                    "policy": player_policies(trunk, strategies),
+                }
         if policies is not None and record is not None:
             policies.append(entry if entry is not None else record(point, measured, uniform))
     return rows
@@ -191,13 +194,22 @@ def _measure(point: TrunkPoint, measured: SparseSetting, trunk: Trunk, strategie
     if point.exact:
         return sparse_exploitability(measured, trunk, strategies).exploitability, root, EXACT, 0.0
     ev = measured.evaluation
-    bound = trunk_exploitability_bounds(ev.full, evaluation_strategies(measured, trunk, strategies), ev.masks,
-                                        ev.root_beliefs, point.bound_iterations)
+    bound = trunk_exploitability_bounds(
+        ev.full, evaluation_strategies(measured, trunk, strategies), ev.masks, ev.root_beliefs, point.bound_iterations
+    )
     return bound.upper, root, BOUND, bound.gap
 
 
-def _row(point: TrunkPoint, name: str, evaluator: SweepEvaluator, value: float, root: float, how: str, gap: float,
-         seconds: float) -> SweepRow:
+def _row(
+    point: TrunkPoint,
+    name: str,
+    evaluator: SweepEvaluator,
+    value: float,
+    root: float,
+    how: str,
+    gap: float,
+    seconds: float,
+) -> SweepRow:
     setting = point.setting
     kept = len(point.kept)
     return SweepRow(
@@ -229,23 +241,25 @@ def summarize_rows(rows: Sequence[SweepRow]) -> list[dict[str, Any]]:
                 continue
             values = np.array([r.exploitability for r in mine])
             roots = np.array([r.root_exploitability for r in mine])
-            table.append({
-                "evaluator": name,
-                "point": label,
-                "draws": mine[0].draws,
-                "num_histories": int(np.mean([r.root_histories for r in mine])),
-                "share": float(np.mean([r.share for r in mine])),
-                "runs": len(mine),
-                "particles_mean": float(np.mean([r.particles for r in mine])),
-                "roots_mean": float(np.mean([r.root_histories for r in mine])),
-                "exploitability_mean": float(values.mean()),
-                "exploitability_std": float(values.std()),
-                "root_exploitability_mean": float(roots.mean()),
-                "root_exploitability_std": float(roots.std()),
-                "measure": " / ".join(sorted({r.measure for r in mine})),
-                "gap_max": float(max(r.gap for r in mine)),
-                "seconds_mean": float(np.mean([r.seconds for r in mine])),
-            })
+            table.append(
+                {
+                    "evaluator": name,
+                    "point": label,
+                    "draws": mine[0].draws,
+                    "num_histories": int(np.mean([r.root_histories for r in mine])),
+                    "share": float(np.mean([r.share for r in mine])),
+                    "runs": len(mine),
+                    "particles_mean": float(np.mean([r.particles for r in mine])),
+                    "roots_mean": float(np.mean([r.root_histories for r in mine])),
+                    "exploitability_mean": float(values.mean()),
+                    "exploitability_std": float(values.std()),
+                    "root_exploitability_mean": float(roots.mean()),
+                    "root_exploitability_std": float(roots.std()),
+                    "measure": " / ".join(sorted({r.measure for r in mine})),
+                    "gap_max": float(max(r.gap for r in mine)),
+                    "seconds_mean": float(np.mean([r.seconds for r in mine])),
+                }
+            )
     return table
 
 

@@ -241,7 +241,6 @@ def _code(position: np.ndarray, width: int, encoding: str | None = None) -> tupl
 class Observers:
     """A game's public and private perfect-recall observers (features of single histories)."""
 
-
     public: object
     private: object
 
@@ -253,7 +252,9 @@ def checked_game(game: str) -> tuple[LoadedGame, Observers]:
     observers = Observers(_observer(loaded.original, _PUBLIC_TYPE), _observer(loaded.original, _PRIVATE_TYPE))
     if observers.public is None or observers.private is None:
         which = "public" if observers.public is None else "private"
-        raise PvfError(f"{loaded.game_string} has no perfect-recall {which} observer; particle datasets need observer features")
+        raise PvfError(
+            f"{loaded.game_string} has no perfect-recall {which} observer; particle datasets need observer features"
+        )
     return loaded, observers
 
 
@@ -268,12 +269,17 @@ def feature_fields(game: str) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[
     return public, max(private, key=lambda f: sum(size for _, size in f))
 
 
-def sample_features(tree: PublicTree, observers: Observers, public_state: int, infostates: tuple[np.ndarray, np.ndarray]):
+def sample_features(
+    tree: PublicTree, observers: Observers, public_state: int, infostates: tuple[np.ndarray, np.ndarray]
+):
     """([Fp] public features of the public state, per player [J_n, Fq_n] private features), as build_feature_tables."""
     history = int(tree.histories_in(public_state)[0])
     public, _ = _stack([_observe(observers.public, tree.original_state_at(history), 0)])
     private = []
     for n in (0, 1):
-        rows = [_observe(observers.private, _private_state(tree, n, int(tree.infostate_history[n][i])), n) for i in infostates[n]]
+        rows = [
+            _observe(observers.private, _private_state(tree, n, int(tree.infostate_history[n][i])), n)
+            for i in infostates[n]
+        ]
         private.append(_stack(rows)[0])
     return public[0], private

@@ -144,8 +144,10 @@ def _node_continuations(
 
 def continuations(loaded: LoadedGame, history: Sequence[int], strategy: Strategy) -> list[Continuation]:
     """Every way to advance `history` (sequential-game actions) by one move of the original game."""
-    return [Continuation(actions, p, own, node.state.is_terminal())
-            for actions, p, own, node in _node_continuations(node_at(loaded, history), loaded, strategy)]
+    return [
+        Continuation(actions, p, own, node.state.is_terminal())
+        for actions, p, own, node in _node_continuations(node_at(loaded, history), loaded, strategy)
+    ]
 
 
 def sample_particles(
@@ -175,7 +177,8 @@ def sample_particles(
         node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
         while len(path) < length:
             kept = [
-                c for c in _node_continuations(node, loaded, strategy)
+                c
+                for c in _node_continuations(node, loaded, strategy)
                 if len(path) + len(c[0]) <= length
                 and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
             ]

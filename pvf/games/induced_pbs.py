@@ -36,7 +36,6 @@ from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
 
-
 MAX_PARTICLES = 1024  # about K² = 10⁶ joined histories a sample: many minutes; 10⁸ would run for days
 
 
@@ -45,8 +44,10 @@ def check_particle_count(k: int, option: str) -> None:
     if k < 1:
         raise PvfError(f"{option} must be positive, got {k}")
     if k > MAX_PARTICLES:
-        raise PvfError(f"{option} {k:,}: the PBS K particles induce holds up to K² histories (one core, a sample: "
-                       f"K = 16 about 0.4 s, 64 about 7 s, 256 over 60 s); pvf takes K up to {MAX_PARTICLES:,}")
+        raise PvfError(
+            f"{option} {k:,}: the PBS K particles induce holds up to K² histories (one core, a sample: "
+            f"K = 16 about 0.4 s, 64 about 7 s, 256 over 60 s); pvf takes K up to {MAX_PARTICLES:,}"
+        )
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,10 @@ def _own_path(game: LoadedGame, tree: PublicTree, player: int, infostate: int) -
 
 
 def _join(game: LoadedGame, actions: tuple[list[int], list[int]], strings: tuple[list, list]) -> list[tuple[int, ...]]:
-    """The paths on which player n moves as in actions[n] and sees strings[n] (depth first, chance outcomes in order)."""
+    """The paths on which player n moves as in actions[n] and sees strings[n].
+
+    Depth first, chance outcomes in order.
+    """
     length = len(actions[0])
     found = []
     stack = [(game.sequential.new_initial_state(), ())]

@@ -21,6 +21,7 @@ import pyspiel
 from pvf.errors import PvfError
 from pvf.games.paper import ALIASES
 
+
 @dataclass(frozen=True, eq=False)
 class LoadedGame:
     """A game as pvf sees it.

@@ -48,7 +48,14 @@ PAPER_GAMES = {
     g.name: g
     for g in (
         PaperGame("leduc", ALIASES["leduc"], fig3_depth=7, sparse_root_move=5, sparse_depth=7, sparse_min_histories=2),
-        PaperGame("goofspiel5", ALIASES["goofspiel5"], fig3_depth=2, sparse_root_move=2, sparse_depth=3, sparse_min_histories=1),
+        PaperGame(
+            "goofspiel5",
+            ALIASES["goofspiel5"],
+            fig3_depth=2,
+            sparse_root_move=2,
+            sparse_depth=3,
+            sparse_min_histories=1,
+        ),
     )
 }
 
@@ -81,7 +88,9 @@ PARTICLE_GAMES = {
     g.name: g
     for g in (
         ParticleGame("goofspiel8", ALIASES["goofspiel8"], root_move=4, depth=5),
-        ParticleGame("goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10, trunks=8000, draws=(1, 4, 16, 64, 256)),
+        ParticleGame(
+            "goofspiel13", ALIASES["goofspiel13"], root_move=9, depth=10, trunks=8000, draws=(1, 4, 16, 64, 256)
+        ),
     )
 }
 

@@ -38,12 +38,12 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
-from pvf.games.walk import Node, child, public_observer, root_node
 from pvf.games.public_tree import (
     DEFAULT_MAX_HISTORIES,
     PublicTree,
     tree_from_records,
 )
+from pvf.games.walk import Node, child, public_observer, root_node
 
 
 def build_particle_tree(
@@ -61,9 +61,7 @@ def build_particle_tree(
     loaded = game if isinstance(game, LoadedGame) else load_game(game)
     observer = public_observer(loaded)
     if observer is None:
-        raise PvfError(
-            f"{loaded.game_string} has no public observer; particle subgames need one to name public states"
-        )
+        raise PvfError(f"{loaded.game_string} has no public observer; particle subgames need one to name public states")
     if len(histories) == 0:
         raise PvfError("a particle subgame needs at least one particle history")
     paths = [tuple(int(a) for a in h) for h in histories]
@@ -91,7 +89,9 @@ def _walk(
     with the subgame. Above the particles a node has the children leading to
     particles; at and below a particle, all of them (down to the depth limit).
     """
-    stack: list[tuple[int, int, tuple[int, ...], Node, float, bool]] = [(-1, -1, (), root_node(loaded), 1.0, () in particles)]
+    stack: list[tuple[int, int, tuple[int, ...], Node, float, bool]] = [
+        (-1, -1, (), root_node(loaded), 1.0, () in particles)
+    ]
     count = 0
     while stack:
         parent, action, path, node, prob, below = stack.pop()
@@ -106,22 +106,34 @@ def _walk(
         state = node.state
         if path in particles:
             if state.is_terminal():
-                raise PvfError(f"particle {list(path)} is a terminal history of {loaded.game_string}; particles must be non-terminal")
+                raise PvfError(
+                    f"particle {list(path)} is a terminal history of {loaded.game_string}; particles must be "
+                    "non-terminal"
+                )
             if depth_limit is not None and node.original.move_number() >= depth_limit:
                 raise PvfError(
-                    f"particle {list(path)} is at move {node.original.move_number()}, not above the depth limit {depth_limit}"
+                    f"particle {list(path)} is at move {node.original.move_number()}, not above the depth "
+                    f"limit {depth_limit}"
                 )
         children: list[tuple[int, float]] = []
         if below:
             stop = depth_limit is not None and path not in particles and node.original.move_number() >= depth_limit
             if not state.is_terminal() and not stop:
-                children = state.chance_outcomes() if state.is_chance_node() else [(a, 1.0) for a in state.legal_actions()]
+                children = (
+                    state.chance_outcomes() if state.is_chance_node() else [(a, 1.0) for a in state.legal_actions()]
+                )
         if path in toward:  # particles lie below: the edges toward them (all of them when below a particle already)
             known = {a for a, _ in children}
-            children += [(a, _edge_probability(node, a, loaded.game_string, path)) for a in sorted(toward[path]) if a not in known]
+            children += [
+                (a, _edge_probability(node, a, loaded.game_string, path))
+                for a in sorted(toward[path])
+                if a not in known
+            ]
         for a, p in sorted(children, reverse=True):
             child_path = path + (a,)
-            stack.append((me, a, child_path, child(node, a, loaded.simultaneous), float(p), below or child_path in particles))
+            stack.append(
+                (me, a, child_path, child(node, a, loaded.simultaneous), float(p), below or child_path in particles)
+            )
 
 
 def _edge_probability(node: Node, action: int, game_string: str, path: tuple[int, ...]) -> float:

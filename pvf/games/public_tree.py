@@ -27,8 +27,8 @@ Solvers never see OpenSpiel states: they see these arrays.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 import numpy as np
 import pyspiel
@@ -344,8 +344,10 @@ def _constant_sum(loaded: LoadedGame, sums: set[float]) -> float:
         return 0.0
     low, high = min(sums), max(sums)
     if high - low > 1e-9 * max(1.0, abs(high)):
-        raise PvfError(f"game {loaded.game_string!r} is not constant-sum: its terminal payoffs sum to {low:g} "
-                       f"and to {high:g}; pvf solves two-player zero-sum (or constant-sum) games")
+        raise PvfError(
+            f"game {loaded.game_string!r} is not constant-sum: its terminal payoffs sum to {low:g} "
+            f"and to {high:g}; pvf solves two-player zero-sum (or constant-sum) games"
+        )
     return float(low)
 
 

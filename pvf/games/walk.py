@@ -26,7 +26,6 @@ from pvf.games.loading import LoadedGame
 class Node:
     """One history: the sequential game's state and the original game's."""
 
-
     state: pyspiel.State  # state of the sequential (turn-based) game
     original: pyspiel.State  # state of the original game (the same object if sequential)
     pending: int  # player 1's bid waiting for player 2 in a simultaneous round, else -1

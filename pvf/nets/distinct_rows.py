@@ -24,8 +24,8 @@ arithmetic), the MLP runs on every row as before.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -113,6 +113,8 @@ def _row_keys(rows: Tensor) -> Tensor:
     F = rows.shape[1]
     if (F, rows.dtype) not in _WEIGHTS:
         generator = torch.Generator().manual_seed(F)
-        _WEIGHTS[F, rows.dtype] = (torch.rand(F, 64 // (8 * rows.element_size()), generator=generator) + 0.5).to(rows.dtype)
+        _WEIGHTS[F, rows.dtype] = (torch.rand(F, 64 // (8 * rows.element_size()), generator=generator) + 0.5).to(
+            rows.dtype
+        )
     products = rows.detach() @ _WEIGHTS[F, rows.dtype].to(rows.device)  # [M, 2] (float32) or [M, 1] (float64)
     return products.contiguous().view(torch.int64).reshape(-1)

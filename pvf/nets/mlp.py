@@ -15,8 +15,9 @@ which is what lets Theorem 4 copy a positional net into a particle net.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from torch import nn
@@ -87,7 +88,7 @@ class ConfigurableModule(nn.Module):
         return self.config
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "ConfigurableModule":
+    def from_config(cls, config: dict[str, Any]) -> ConfigurableModule:
         """Rebuild an (untrained) network from `config`; then load a state dict."""
         return cls(**config)
 

@@ -45,9 +45,7 @@ class PositionalVF(ConfigurableModule):
         }
         self.public_dim = public_dim
         self.num_slots = num_slots
-        self.mlp = build_mlp(
-            num_slots + public_dim, num_slots, num_layers, hidden_multiplier, hidden_width, activation
-        )
+        self.mlp = build_mlp(num_slots + public_dim, num_slots, num_layers, hidden_multiplier, hidden_width, activation)
 
     def forward(self, beliefs: Tensor, public: Tensor) -> Tensor:
         """beliefs: [B, K] reach of the infostate in each slot (0 where unused);

@@ -28,12 +28,13 @@ optimizers (Adam) on the stacked parameters are S independent optimizers.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional as F
 from torch.func import functional_call, stack_module_state, vmap
+from torch.nn import functional as F
 from torch.utils._pytree import tree_map
 
 BACKENDS = ("auto", "bmm", "vmap")
@@ -82,10 +83,14 @@ class MemberLayerNorm(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         S = self.weight.shape[0]
         members = x.reshape(S, x.shape[0] // S, *x.shape[1:])
-        return torch.stack([
-            F.layer_norm(rows, self.normalized_shape, self.weight[s], None if self.bias is None else self.bias[s], self.eps)
-            for s, rows in enumerate(members)
-        ]).reshape(x.shape)
+        return torch.stack(
+            [
+                F.layer_norm(
+                    rows, self.normalized_shape, self.weight[s], None if self.bias is None else self.bias[s], self.eps
+                )
+                for s, rows in enumerate(members)
+            ]
+        ).reshape(x.shape)
 
 
 _MEMBER_LAYERS = (nn.Linear, nn.LayerNorm)  # layers "bmm" stacks (MemberLinear, MemberLayerNorm)
@@ -130,8 +135,10 @@ class StackedNets(nn.Module):
         if backend == "auto":
             backend = "bmm" if bmm_applicable(nets[0]) else "vmap"
         elif backend == "bmm" and not bmm_applicable(nets[0]):
-            raise ValueError(f"{type(nets[0]).__name__} has parameters outside nn.Linear and nn.LayerNorm layers, or "
-                             "buffers; use backend 'vmap'")
+            raise ValueError(
+                f"{type(nets[0]).__name__} has parameters outside nn.Linear and nn.LayerNorm layers, or "
+                "buffers; use backend 'vmap'"
+            )
         self.backend = backend
         self.num_members = len(nets)
         params, buffers = stack_module_state(list(nets))

@@ -23,8 +23,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from pvf.nets.mlp import hidden_size
 from pvf.nets.deep_sets import ParticleVF
+from pvf.nets.mlp import hidden_size
 from pvf.nets.positional_mlp import PositionalVF
 
 

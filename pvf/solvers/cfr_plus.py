@@ -21,7 +21,7 @@ leaf evaluator for all leaf public states and all B problems in one call.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

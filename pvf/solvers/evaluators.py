@@ -108,7 +108,9 @@ class CFRTargetEvaluator:
 
     TARGETS = ("average", "current", "best_response")
 
-    def __init__(self, trunk: Trunk, iterations: int = 100, target: str = "average", leaves: LeafSubgames | None = None):
+    def __init__(
+        self, trunk: Trunk, iterations: int = 100, target: str = "average", leaves: LeafSubgames | None = None
+    ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own)."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")

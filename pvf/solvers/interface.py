@@ -11,8 +11,9 @@ at the roots.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -97,7 +98,9 @@ def _rows(per_player: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return per_player[0].T.copy(), per_player[1].T.copy()
 
 
-def check_beliefs(game: SequenceGame, root_beliefs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+def check_beliefs(
+    game: SequenceGame, root_beliefs: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Validate root beliefs and return them as [R_n, B] arrays."""
     if root_beliefs is None:
         return tuple(np.ones((p.num_roots, 1)) for p in game.players)  # type: ignore[return-value]
@@ -107,7 +110,9 @@ def check_beliefs(game: SequenceGame, root_beliefs: tuple[np.ndarray, np.ndarray
         b = np.atleast_2d(np.asarray(b, dtype=np.float64))
         R = game.players[n].num_roots
         if b.shape[1] != R:
-            raise PvfError(f"player {n + 1} beliefs have {b.shape[1]} entries; the root public state has {R} infostates")
+            raise PvfError(
+                f"player {n + 1} beliefs have {b.shape[1]} entries; the root public state has {R} infostates"
+            )
         if not np.all(np.isfinite(b)):
             raise PvfError(f"player {n + 1} beliefs contain NaN or infinite values; pass finite reach probabilities")
         if np.any(b < 0):

@@ -39,8 +39,13 @@ class LeafSubgames:
         (`reach(b1 [B, J1], b2 [B, J2])`, beliefs in column order).
     """
 
-    def __init__(self, tree: PublicTree, root_histories: np.ndarray, root_weights: np.ndarray,
-                 columns: tuple[np.ndarray, np.ndarray]):
+    def __init__(
+        self,
+        tree: PublicTree,
+        root_histories: np.ndarray,
+        root_weights: np.ndarray,
+        columns: tuple[np.ndarray, np.ndarray],
+    ):
         self.tree, self.root_histories, self.columns = tree, root_histories, columns
         self.game = build_sequence_game(tree, root_histories=root_histories, root_weights=root_weights)
         self.num_columns = (len(columns[0]), len(columns[1]))
@@ -55,7 +60,9 @@ class LeafSubgames:
     def reach(self) -> CounterfactualReach:
         """Built on first use: only particle datasets ask for it, not every leaf solve."""
         history_columns = tuple(
-            self.root_position[n][np.searchsorted(self.game.players[n].root_infostates, self.tree.infostate[self.root_histories, n])]
+            self.root_position[n][
+                np.searchsorted(self.game.players[n].root_infostates, self.tree.infostate[self.root_histories, n])
+            ]
             for n in (0, 1)
         )
         return CounterfactualReach(history_columns, self.root_weights, self.num_columns)

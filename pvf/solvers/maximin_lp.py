@@ -39,7 +39,9 @@ class MaximinLP:
         ([S_max] behaviour strategy, read on frozen infostates); None: all free.
     """
 
-    def __init__(self, game: SequenceGame, maximiser: int, frozen: np.ndarray | None = None, strategy: np.ndarray | None = None):
+    def __init__(
+        self, game: SequenceGame, maximiser: int, frozen: np.ndarray | None = None, strategy: np.ndarray | None = None
+    ):
         mx, mn = game.players[maximiser], game.players[1 - maximiser]
         payoff = game.payoff if maximiser == 0 else -game.payoff_t
         self.sizes = (mx.num_sequences, mx.num_roots, mn.num_roots)

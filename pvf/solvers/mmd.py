@@ -51,8 +51,8 @@ last iterate unchanged.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 import numpy as np
 
@@ -87,7 +87,9 @@ class Schedule:
         if self.stepsize is not None and not (math.isfinite(self.stepsize) and self.stepsize > 0):
             raise PvfError(f"MMD stepsize must be finite and positive, got {self.stepsize}")
         if self.stepsize is None and self.alpha == 0:
-            raise PvfError("MMD with alpha 0 needs an explicit stepsize (the default stepsize is proportional to alpha)")
+            raise PvfError(
+                "MMD with alpha 0 needs an explicit stepsize (the default stepsize is proportional to alpha)"
+            )
 
     def at(self, t: int, scale: float | np.ndarray) -> tuple[float | np.ndarray, float | np.ndarray]:
         """(α_t, η_t) for a game whose payoff scale max|A| is `scale` (a float, or one per component)."""
@@ -109,7 +111,9 @@ class Schedule:
 # α_t → 0 diverges after about 2,000 iterations: η must shrink with α.
 # "fixed" (OpenSpiel's MMDDilatedEnt, simultaneous) needs an alpha.
 SCHEDULES: dict[str, Schedule] = {
-    "alternating": Schedule(alpha=0.1, stepsize=20.0, alpha_decay=0.5, stepsize_decay=0.5, relative=True, alternating=True),
+    "alternating": Schedule(
+        alpha=0.1, stepsize=20.0, alpha_decay=0.5, stepsize_decay=0.5, relative=True, alternating=True
+    ),
     "sqrt": Schedule(alpha=0.5, stepsize=3.0, alpha_decay=0.5, stepsize_decay=0.5, relative=True),
     "paper": Schedule(alpha=1.0, stepsize=1.0, alpha_decay=0.5, stepsize_decay=0.5, relative=True),
 }
@@ -201,7 +205,10 @@ def _prox_step(
             sl = slice(lv.seq_lo, lv.seq_hi)
             sigma = frozen.sigma[sl]
             k_info = k[sl][lv.starts] if per_row else k
-            v_frozen = np.add.reduceat(sigma * block, lv.starts, axis=0) + (1.0 - k_info) * frozen.entropy[lv.info_lo : lv.info_hi]
+            v_frozen = (
+                np.add.reduceat(sigma * block, lv.starts, axis=0)
+                + (1.0 - k_info) * frozen.entropy[lv.info_lo : lv.info_hi]
+            )
             v = np.where(frozen.info_mask[lv.info_lo : lv.info_hi], v_frozen, v)
             strat[sl] = np.where(frozen.seq_mask[sl], sigma, strat[sl])
             new_logp[sl] = np.where(frozen.seq_mask[sl], 0.0, new_logp[sl])

@@ -16,9 +16,10 @@ mirror descent, whose solution is the last iterate (`average_*` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from pvf.errors import PvfError
 from pvf.solvers.cfr_plus import cfr_plus

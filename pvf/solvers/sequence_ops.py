@@ -64,7 +64,9 @@ def behaviour_from_realization(seqs: PlayerSequences, x: np.ndarray) -> np.ndarr
     return strat
 
 
-def expected_values(seqs: PlayerSequences, strat: np.ndarray, q: np.ndarray, regrets: np.ndarray | None = None) -> np.ndarray:
+def expected_values(
+    seqs: PlayerSequences, strat: np.ndarray, q: np.ndarray, regrets: np.ndarray | None = None
+) -> np.ndarray:
     """Propagate sequence values bottom-up under `strat`, in place; returns q.
 
     q: [S, B] on entry the immediate counterfactual value of each sequence
@@ -108,7 +110,9 @@ def best_response_values(seqs: PlayerSequences, q: np.ndarray) -> tuple[np.ndarr
     return q, choice
 
 
-def constrained_best_response_values(seqs: PlayerSequences, q: np.ndarray, frozen: np.ndarray, strat: np.ndarray) -> np.ndarray:
+def constrained_best_response_values(
+    seqs: PlayerSequences, q: np.ndarray, frozen: np.ndarray, strat: np.ndarray
+) -> np.ndarray:
     """The best response that must play `strat` at `frozen` infostates, in place; returns q.
 
     q: [S, B] immediate values on entry, values on exit; frozen: [I] bool;

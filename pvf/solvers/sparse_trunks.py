@@ -253,7 +253,9 @@ def select_histories(
 def sparse_trunk(setting: SparseSetting, kept: np.ndarray) -> Trunk:
     """The trunk rooted at a chance node over the kept histories, weights not renormalised."""
     kept = np.sort(np.asarray(kept, dtype=np.int64))
-    return build_trunk(setting.tree, setting.depth, root_histories=setting.histories[kept], root_weights=setting.weights[kept])
+    return build_trunk(
+        setting.tree, setting.depth, root_histories=setting.histories[kept], root_weights=setting.weights[kept]
+    )
 
 
 def leaf_scales(setting: SparseSetting, trunk: Trunk) -> tuple[np.ndarray, np.ndarray]:
@@ -290,7 +292,9 @@ class ScaledEvaluator:
         return v1 * s1, v2 * s2
 
 
-def evaluation_strategies(setting: SparseSetting, trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def evaluation_strategies(
+    setting: SparseSetting, trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Per player [S_eval] a sparse trunk's strategy on the evaluation game, uniform where it has none."""
     ev = setting.evaluation.full
     out = []

@@ -21,7 +21,11 @@ from pvf.solvers.sequence_form import SequenceGame
 TabularPolicy = dict[str, dict[int, float]]
 
 
-def to_tabular(game: SequenceGame, strategies: tuple[np.ndarray, np.ndarray], infostates: tuple[np.ndarray, np.ndarray] | None = None) -> TabularPolicy:
+def to_tabular(
+    game: SequenceGame,
+    strategies: tuple[np.ndarray, np.ndarray],
+    infostates: tuple[np.ndarray, np.ndarray] | None = None,
+) -> TabularPolicy:
     """Policy of both players' decision infostates from behaviour strategies [S_n].
 
     infostates: per player, the decision-infostate positions (into
@@ -40,7 +44,9 @@ def to_tabular(game: SequenceGame, strategies: tuple[np.ndarray, np.ndarray], in
     return policy
 
 
-def from_tabular(game: SequenceGame, policy: TabularPolicy, default_uniform: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def from_tabular(
+    game: SequenceGame, policy: TabularPolicy, default_uniform: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Behaviour strategies [S_n] per player from a tabular policy.
 
     Infostates missing from the policy are uniform if `default_uniform`, else an error.
@@ -56,7 +62,9 @@ def from_tabular(game: SequenceGame, policy: TabularPolicy, default_uniform: boo
             probs = policy.get(name)
             if probs is None:
                 if not default_uniform:
-                    raise PvfError(f"policy has no entry for infostate {name!r}; give every decision infostate a distribution")
+                    raise PvfError(
+                        f"policy has no entry for infostate {name!r}; give every decision infostate a distribution"
+                    )
                 strat[lo : lo + size] = 1.0 / size
                 continue
             acts = seqs.seq_action[lo : lo + size]
@@ -88,7 +96,9 @@ def load_policy(path: str | os.PathLike) -> TabularPolicy:
             raw = json.load(f)
         return {k: {int(a): float(p) for a, p in v.items()} for k, v in raw.items()}
     except (OSError, ValueError, AttributeError) as exc:
-        raise PvfError(f"cannot read policy file {str(path)!r} ({exc}); expected JSON {{infostate: {{action: prob}}}}") from None
+        raise PvfError(
+            f"cannot read policy file {str(path)!r} ({exc}); expected JSON {{infostate: {{action: prob}}}}"
+        ) from None
 
 
 def to_openspiel(policy: TabularPolicy):

@@ -77,7 +77,10 @@ def trunk_exploitability_bounds(
         frozen = [None, None]
         frozen[n] = Frozen(np.asarray(trunk_masks[n], dtype=bool), np.asarray(strategies[n], dtype=np.float64))
         result = cfr_plus(game, iterations, root_beliefs=beliefs, frozen=(frozen[0], frozen[1]))
-        mine, theirs = result.average_strategy[n][0], result.average_strategy[1 - n][0]  # mine: the trunk strategy where frozen
+        mine, theirs = (
+            result.average_strategy[n][0],
+            result.average_strategy[1 - n][0],
+        )  # mine: the trunk strategy where frozen
         guaranteed.append(-float(best_response_value(game, 1 - n, mine, beliefs)[0]))
         attainable.append(float(best_response_value(game, n, theirs, beliefs, held=Frozen(frozen[n].mask, mine))[0]))
     return TrunkBound(
@@ -87,4 +90,3 @@ def trunk_exploitability_bounds(
         attainable=(attainable[0], attainable[1]),
         iterations=iterations,
     )
-

@@ -27,16 +27,15 @@ reach and all root beliefs are 1.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import TERMINAL, PublicTree, build_public_tree
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.interface import Solver
+from pvf.solvers.interface import LeafEvaluator, Solver
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
 from pvf.solvers.trunk_exploitability import (

@@ -59,7 +59,7 @@ class PvfLightningCLI(LightningCLI):
         return {k: v for k, v in LightningCLI.subcommands().items() if k != "predict"}
 
     def init_parser(self, **kwargs) -> LightningArgumentParser:
-        """Lightning's parser, whose errors are one `PvfError` line instead of the usage text and a multi-line report."""
+        """Lightning's parser, whose errors are one `PvfError` line (not the usage text and a multi-line report)."""
         parser = super().init_parser(**kwargs)
         configs = list(getattr(self, "config_files", ()))
 
@@ -71,15 +71,21 @@ class PvfLightningCLI(LightningCLI):
         return parser
 
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
-        parser.add_argument("--run-dir", dest="run_dir", default="runs",
-                            help="runs go to RUN_DIR/<game>_<architecture>/ (logs and checkpoints)")
+        parser.add_argument(
+            "--run-dir",
+            dest="run_dir",
+            default="runs",
+            help="runs go to RUN_DIR/<game>_<architecture>/ (logs and checkpoints)",
+        )
         parser.link_arguments(
             "data", "model.init_args.layout", compute_fn=lambda data: data.layout.to_dict(), apply_on="instantiate"
         )
 
     def before_instantiate_classes(self) -> None:
         config = self.config[self.subcommand]
-        self.run_path = Path(config.run_dir) / run_name(config.data.path, config.model.init_args.architecture.class_path)
+        self.run_path = Path(config.run_dir) / run_name(
+            config.data.path, config.model.init_args.architecture.class_path
+        )
         loggers = config.trainer.logger
         for logger in loggers if isinstance(loggers, list) else [loggers]:
             if logger is not None and not isinstance(logger, bool) and "save_dir" in logger.init_args:
@@ -124,8 +130,10 @@ def check_split_configs(argv: list[str]) -> None:
         game, model = match["game"], match["model"]
         if (CONFIG_DIR / "data" / f"{game}.yaml").is_file() and (CONFIG_DIR / "model" / f"{model}.yaml").is_file():
             where = Path(given).parent
-            raise PvfError(f"{given} was split in two: use --config {where / 'data' / f'{game}.yaml'} "
-                           f"--config {where / 'model' / f'{model}.yaml'} (training defaults: configs/train.yaml)")
+            raise PvfError(
+                f"{given} was split in two: use --config {where / 'data' / f'{game}.yaml'} "
+                f"--config {where / 'model' / f'{model}.yaml'} (training defaults: configs/train.yaml)"
+            )
 
 
 def given_configs(argv: list[str]) -> list[str]:

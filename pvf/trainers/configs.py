@@ -42,8 +42,10 @@ def config_file(relative: str) -> Path:
     """`configs/<relative>`; PvfError if it is not there."""
     path = CONFIG_DIR / relative
     if not path.is_file():
-        raise PvfError(f"pvf's config {relative} is missing from {CONFIG_DIR} (pvf reads configs/ from its checkout: "
-                       f"pip install -e .)")
+        raise PvfError(
+            f"pvf's config {relative} is missing from {CONFIG_DIR} (pvf reads configs/ from its checkout: "
+            f"pip install -e .)"
+        )
     return path
 
 

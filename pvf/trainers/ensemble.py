@@ -42,9 +42,10 @@ members take each training step together:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytorch_lightning as pl
@@ -65,6 +66,7 @@ from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
 from pvf.valuefn.registry import make_architecture
 
+
 class MemberSampler:
     """One member's batch order: a seeded permutation of its rows per epoch, cut into full batches.
 
@@ -74,8 +76,10 @@ class MemberSampler:
 
     def __init__(self, num_rows: int, batch_size: int, seed: int) -> None:
         if not 0 < batch_size <= num_rows:
-            raise PvfError(f"batch size {batch_size} does not fit a member's {num_rows} training samples; "
-                           f"use a batch size from 1 to {num_rows}, or more data (e.g. more --trunks)")
+            raise PvfError(
+                f"batch size {batch_size} does not fit a member's {num_rows} training samples; "
+                f"use a batch size from 1 to {num_rows}, or more data (e.g. more --trunks)"
+            )
         self.num_rows = num_rows
         self.batch_size = batch_size
         self.generator = torch.Generator().manual_seed(seed)
@@ -91,7 +95,11 @@ class MemberSampler:
         return batch
 
     def state_dict(self) -> dict[str, Any]:
-        return {"generator": self.generator.get_state(), "order": torch.from_numpy(self.order.copy()), "position": self.position}
+        return {
+            "generator": self.generator.get_state(),
+            "order": torch.from_numpy(self.order.copy()),
+            "position": self.position,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.generator.set_state(state["generator"].cpu())  # a CPU generator, wherever the state was loaded
@@ -122,7 +130,12 @@ def member_data(path: str | Path, seed: int, val_fraction: float = 0.1, target: 
 
 
 def build_member(
-    architecture: str, layout: DataLayout, seed: int, lr: float = 1e-3, lr_schedule: str = "constant", **hyper_parameters: Any
+    architecture: str,
+    layout: DataLayout,
+    seed: int,
+    lr: float = 1e-3,
+    lr_schedule: str = "constant",
+    **hyper_parameters: Any,
 ) -> ValueFunctionModule:
     """Member `seed`'s module, initialised as `pvf train` with that seed initialises it.
 
@@ -232,8 +245,10 @@ class EnsembleTrainer:
     def _training_sets(self) -> Iterator[Iterator[Batch]]:
         """Each member's training set encoded (on the CPU) in chunks of `ENCODE_CHUNK` samples, lazily."""
         for d in self.data:
-            yield (self.encode(d.dataset.__getitems__(np.arange(start, min(start + ENCODE_CHUNK, len(d.rows)))))
-                   for start in range(0, len(d.rows), ENCODE_CHUNK))
+            yield (
+                self.encode(d.dataset.__getitems__(np.arange(start, min(start + ENCODE_CHUNK, len(d.rows)))))
+                for start in range(0, len(d.rows), ENCODE_CHUNK)
+            )
 
     def encode(self, rows: PbsRows) -> Batch:
         """PBS rows as the architecture's tensors (on the CPU)."""
@@ -370,7 +385,9 @@ def separate_run(
     module = module.to(device=device, dtype=dtype)
     sampler = MemberSampler(len(data.rows), batch_size, seed)
     optimizer = torch.optim.Adam(module.parameters(), lr=module.lr)
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps) if module.lr_schedule == "cosine" else None
+    scheduler = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=steps) if module.lr_schedule == "cosine" else None
+    )
     losses = torch.zeros(steps, dtype=torch.float64, device=device)
     for step in range(steps):
         rows = data.dataset.__getitems__(sampler.next())

@@ -32,23 +32,24 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from pvf.datasets.reader import PBSDataset
-from pvf.valuefn.ensemble_evaluator import ensemble_trunk_exploitability
-from pvf.trainers.training import TrainingRun
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.solvers.warm_exploitability import TrunkExploitabilityLP
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
-from pvf.trainers.preloaded import to_device
 from pvf.trainers.member_groups import BLOCK_STEPS, MemberGroups
+from pvf.trainers.preloaded import to_device
+from pvf.trainers.training import TrainingRun
+from pvf.valuefn.ensemble_evaluator import ensemble_trunk_exploitability
 from pvf.valuefn.evaluator import check_features
 
 VALIDATION_CHUNK = 1024  # samples per validation forward pass
@@ -87,8 +88,19 @@ def train_ensemble(
     block_steps: steps between two chances to save the state (`MemberGroups.fit`).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
-    trainer = MemberGroups.from_files(data, architecture, seeds, max_steps, batch_size, group_size, device=device,
-                                      target=target, val_fraction=val_fraction, cuda_graph=cuda_graph, **model_args)
+    trainer = MemberGroups.from_files(
+        data,
+        architecture,
+        seeds,
+        max_steps,
+        batch_size,
+        group_size,
+        device=device,
+        target=target,
+        val_fraction=val_fraction,
+        cuda_graph=cuda_graph,
+        **model_args,
+    )
     layout = trainer.layout
     tree = build_public_tree(layout.game)
     trunk = build_trunk(tree, layout.depth)
@@ -105,8 +117,15 @@ def train_ensemble(
         histories, val_loss, val_epoch = saved["histories"], saved["val_loss"], saved["val_epoch"]
     last_save = time.monotonic()
     logged = histories[0][-1]["step"] if histories[0] else -1
-    bar = tqdm(total=max_steps, initial=trainer.step_count, desc=f"{architecture} x{len(seeds)}", unit="step",
-               disable=not progress, position=position, dynamic_ncols=True)
+    bar = tqdm(
+        total=max_steps,
+        initial=trainer.step_count,
+        desc=f"{architecture} x{len(seeds)}",
+        unit="step",
+        disable=not progress,
+        position=position,
+        dynamic_ncols=True,
+    )
     member_steps = trainer.step_count * trainer.members
 
     def count(members: int) -> None:
@@ -125,14 +144,16 @@ def train_ensemble(
             epoch = step * batch_size // len(tr.data[k].rows)
             if epoch > val_epoch[k]:  # Lightning validates once per epoch
                 val_loss[k], val_epoch[k] = _validation_loss(tr, k, validation[k]), epoch
-            histories[k].append({
-                "step": step,
-                "epoch": epoch,
-                "train_loss": float(window[:, k].mean()) if len(window) else math.nan,
-                "val_loss": val_loss[k],
-                "trunk_exploitability": result.exploitability,
-                "trunk_exploitability_openspiel": result.openspiel_convention,
-            })
+            histories[k].append(
+                {
+                    "step": step,
+                    "epoch": epoch,
+                    "train_loss": float(window[:, k].mean()) if len(window) else math.nan,
+                    "val_loss": val_loss[k],
+                    "trunk_exploitability": result.exploitability,
+                    "trunk_exploitability_openspiel": result.openspiel_convention,
+                }
+            )
         logged = step
         bar.update(step - bar.n)
         bar.set_postfix(trunk_exploitability=f"{np.mean([r.exploitability for r in results]):.4f}")
@@ -142,7 +163,10 @@ def train_ensemble(
         nonlocal last_save
         due = tr.step_count < tr.max_steps and time.monotonic() - last_save >= save_every_s
         if state is not None and (final or due):
-            _save_state(state, {"trainer": tr.state_dict(), "histories": histories, "val_loss": val_loss, "val_epoch": val_epoch})
+            _save_state(
+                state,
+                {"trainer": tr.state_dict(), "histories": histories, "val_loss": val_loss, "val_epoch": val_epoch},
+            )
             last_save = time.monotonic()
 
     with bar:

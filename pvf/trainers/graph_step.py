@@ -57,7 +57,9 @@ class GraphStep:
 
     def __init__(self, trainer: StepOwner) -> None:
         if trainer.device.type != "cuda" or trainer.preloaded is None:
-            raise PvfError("a CUDA-graph training step needs a CUDA device and preloaded data; drop the CUDA-graph option")
+            raise PvfError(
+                "a CUDA-graph training step needs a CUDA device and preloaded data; drop the CUDA-graph option"
+            )
         self.trainer = trainer
         self.graph: torch.cuda.CUDAGraph | None = None
         self.index: Tensor | None = None

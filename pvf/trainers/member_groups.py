@@ -28,8 +28,9 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -116,8 +117,9 @@ class MemberGroups:
         elif group_size < 1:
             raise PvfError(f"an ensemble's group size must be positive, got {group_size}")
         groups = [
-            EnsembleTrainer.from_files(paths[a:b], architecture, seeds[a:b], max_steps, batch_size, device=device,
-                                       dtype=dtype, **options)
+            EnsembleTrainer.from_files(
+                paths[a:b], architecture, seeds[a:b], max_steps, batch_size, device=device, dtype=dtype, **options
+            )
             for a, b in group_bounds(len(seeds), group_size)
         ]
         return cls(groups)
@@ -201,7 +203,10 @@ class MemberGroups:
             "nets": {k: torch.cat([s["nets"][k] for s in states]) for k in first["nets"]},
             "optimizer": {
                 "state": {
-                    i: {k: torch.cat([s["optimizer"]["state"][i][k] for s in states]) if v.dim() else v for k, v in entry.items()}
+                    i: {
+                        k: torch.cat([s["optimizer"]["state"][i][k] for s in states]) if v.dim() else v
+                        for k, v in entry.items()
+                    }
                     for i, entry in first["optimizer"]["state"].items()
                 },
                 "param_groups": first["optimizer"]["param_groups"],
@@ -232,8 +237,10 @@ def _members_state(state: dict[str, Any], a: int, b: int) -> dict[str, Any]:
         "nets": {k: v[a:b].clone() for k, v in state["nets"].items()},
         "optimizer": {
             # cloned: each group's Adam updates its step counts and moments in place
-            "state": {i: {k: (v[a:b] if v.dim() else v).clone() for k, v in entry.items()}
-                      for i, entry in optimizer["state"].items()},
+            "state": {
+                i: {k: (v[a:b] if v.dim() else v).clone() for k, v in entry.items()}
+                for i, entry in optimizer["state"].items()
+            },
             "param_groups": optimizer["param_groups"],
         },
         "scheduler": state["scheduler"],

@@ -51,7 +51,9 @@ class ValueFunctionModule(pl.LightningModule):
     lr_schedule: "constant" (the authors') or "cosine" (annealed to 0 over trainer.max_steps).
     """
 
-    def __init__(self, architecture: Architecture, layout: dict[str, Any], lr: float = 1e-3, lr_schedule: str = "constant") -> None:
+    def __init__(
+        self, architecture: Architecture, layout: dict[str, Any], lr: float = 1e-3, lr_schedule: str = "constant"
+    ) -> None:
         super().__init__()
         if lr_schedule not in LR_SCHEDULES:
             raise PvfError(f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {lr_schedule!r}")

@@ -23,7 +23,8 @@ samples per step (`EnsembleTrainer(preload=True)`).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,7 +40,8 @@ ENCODE_CHUNK = 4096  # samples encoded at once while preloading (Goofspiel-5 at 
 def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> Batch:
     """An encoded batch on `device`, floating tensors as `dtype`."""
     return {
-        k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype, non_blocking=True) for k, v in batch.items()
+        k: v.to(device=device, dtype=dtype if v.is_floating_point() else v.dtype, non_blocking=True)
+        for k, v in batch.items()
     }
 
 

@@ -41,18 +41,26 @@ T = TypeVar("T")
 INTERRUPTED_EXIT = 130  # a worker's exit status after an interrupted task
 
 
-def run_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], jobs: int, bar: str | None = None) -> list[T]:
+def run_in_processes(
+    fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], jobs: int, bar: str | None = None
+) -> list[T]:
     """`[fn(*call) for call in calls]` in `jobs` spawned processes (started in this order), results in order.
 
     bar: description of a progress bar counting finished calls (None: no bar).
     The first exception (or interrupt) stops every worker and is raised here.
     """
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(jobs, len(calls)), mp_context=context, initializer=_start_worker,
-                             initargs=(torch.get_num_threads(), os.getpid())) as pool:
+    with ProcessPoolExecutor(
+        min(jobs, len(calls)),
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(torch.get_num_threads(), os.getpid()),
+    ) as pool:
         futures = [pool.submit(_stop_after_interrupt, fn, *call) for call in calls]
         try:
-            for future in tqdm(as_completed(futures), total=len(futures), desc=bar, disable=bar is None, dynamic_ncols=True):
+            for future in tqdm(
+                as_completed(futures), total=len(futures), desc=bar, disable=bar is None, dynamic_ncols=True
+            ):
                 future.result()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)

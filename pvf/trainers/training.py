@@ -21,9 +21,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -90,13 +91,16 @@ def train_value_function(
         and the module's (lr, lr_schedule).
     """
     pl.seed_everything(seed, verbose=False)
-    datamodule = PbsDataModule(str(data), batch_size=batch_size, val_fraction=val_fraction, split_seed=seed,
-                               target=target)
+    datamodule = PbsDataModule(
+        str(data), batch_size=batch_size, val_fraction=val_fraction, split_seed=seed, target=target
+    )
     module_args = {k: model_args.pop(k) for k in ("lr", "lr_schedule") if k in model_args}
     net = make_architecture(architecture, **model_args)
     module = ValueFunctionModule(net, layout=datamodule.layout.to_dict(), **module_args)
     callback: TrunkExploitabilityCallback | ValidationHistory = (
-        ValidationHistory() if every_n_steps is None else TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
+        ValidationHistory()
+        if every_n_steps is None
+        else TrunkExploitabilityCallback(every_n_steps=every_n_steps, iterations=iterations)
     )
     with _quiet_lightning(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
@@ -118,7 +122,9 @@ def train_value_function(
             if trainer.interrupted:  # Lightning turns Ctrl-C (and pvf's SIGTERM) into sys.exit(1): an interrupt again
                 raise KeyboardInterrupt from None
             raise
-    trainer.save_checkpoint(str(checkpoint), weights_only=False)  # full Lightning checkpoint (its default), said explicitly
+    trainer.save_checkpoint(
+        str(checkpoint), weights_only=False
+    )  # full Lightning checkpoint (its default), said explicitly
     return TrainingRun(str(checkpoint), callback.history)
 
 

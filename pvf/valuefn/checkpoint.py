@@ -91,8 +91,10 @@ def load_checkpoint(
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         raise PvfError(f"{path} holds no pvf value function (was it written by `pvf train`?)")
     if entry.get("version") != VERSION or entry.get("architecture") not in ARCHITECTURES:
-        raise PvfError(f"{path}: unsupported value function (version {entry.get('version')}, "
-                       f"architecture {entry.get('architecture')!r})")
+        raise PvfError(
+            f"{path}: unsupported value function (version {entry.get('version')}, "
+            f"architecture {entry.get('architecture')!r})"
+        )
     try:
         meta = ValueFunctionMeta(
             architecture=entry["architecture"],
@@ -112,14 +114,18 @@ def load_checkpoint(
         raise PvfError(f"{path} holds no weights (no state_dict); was it written by `pvf train`?")
     try:
         net = ARCHITECTURES[meta.architecture].net_class.from_config(meta.config)
-        net.load_state_dict({k[len(_PREFIX):]: v for k, v in state.items() if k.startswith(_PREFIX)})
+        net.load_state_dict({k[len(_PREFIX) :]: v for k, v in state.items() if k.startswith(_PREFIX)})
     except (TypeError, ValueError, RuntimeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PvfError(f"{path}: its weights do not fit its {meta.architecture} net ({reason})") from None
-    broken = [name for name, tensor in net.state_dict().items() if tensor.is_floating_point() and not tensor.isfinite().all()]
+    broken = [
+        name for name, tensor in net.state_dict().items() if tensor.is_floating_point() and not tensor.isfinite().all()
+    ]
     if broken:
-        raise PvfError(f"{path}: {len(broken)} weight tensors hold NaN or infinite values (first {broken[0]}): its training "
-                       "diverged; use an earlier checkpoint or retrain with a lower learning rate")
+        raise PvfError(
+            f"{path}: {len(broken)} weight tensors hold NaN or infinite values (first {broken[0]}): its training "
+            "diverged; use an earlier checkpoint or retrain with a lower learning rate"
+        )
     return net.eval(), meta
 
 
@@ -131,7 +137,20 @@ def _read(path: Path) -> Any:
         raise PvfError(f"no checkpoint at {str(path)!r}")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile,
-            AttributeError, ImportError, KeyError, IndexError, TypeError):
+    except (
+        pickle.UnpicklingError,
+        RuntimeError,
+        EOFError,
+        OSError,
+        ValueError,
+        zipfile.BadZipFile,
+        AttributeError,
+        ImportError,
+        KeyError,
+        IndexError,
+        TypeError,
+    ):
         # torch's own message suggests weights_only=False, which would run arbitrary code: never repeat it
-        raise PvfError(f"{path} is not a pvf checkpoint (unreadable or truncated); pass a file written by `pvf train`") from None
+        raise PvfError(
+            f"{path} is not a pvf checkpoint (unreadable or truncated); pass a file written by `pvf train`"
+        ) from None

@@ -76,8 +76,13 @@ def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False, 
     return public_dim + private_dim * (1 + int(opponent_feature)) + PLAYER_FEATURES + int(reach_feature)
 
 
-def infostate_row_features(public: np.ndarray, private: np.ndarray, player: np.ndarray,
-                      reach: np.ndarray | None = None, opponent: np.ndarray | None = None) -> np.ndarray:
+def infostate_row_features(
+    public: np.ndarray,
+    private: np.ndarray,
+    player: np.ndarray,
+    reach: np.ndarray | None = None,
+    opponent: np.ndarray | None = None,
+) -> np.ndarray:
     """[n, Fp + Fq + 2 (+ Fq) (+ 1)] float32 feature vector of each particle:
     [public, private, player one-hot (, mean opponent features) (, reach)].
 
@@ -85,7 +90,11 @@ def infostate_row_features(public: np.ndarray, private: np.ndarray, player: np.n
     reach: [n] its counterfactual reach as the net sees it (`normalized_rows`), or None;
     opponent: [n, Fq] its mean opponent features, or None.
     """
-    parts = [public.astype(np.float32, copy=False), private.astype(np.float32, copy=False), np.eye(2, dtype=np.float32)[player]]
+    parts = [
+        public.astype(np.float32, copy=False),
+        private.astype(np.float32, copy=False),
+        np.eye(2, dtype=np.float32)[player],
+    ]
     if opponent is not None:
         parts.append(opponent.astype(np.float32, copy=False))
     if reach is not None:
@@ -98,7 +107,9 @@ def positions(counts: np.ndarray) -> np.ndarray:
     return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def normalized_rows(rows: PbsRows, normalize: bool, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def normalized_rows(
+    rows: PbsRows, normalize: bool, reach: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(beliefs [n], targets [n], counterfactual reach [n] or None) as the nets see them: beliefs
     normalised per PBS and player, targets and reach divided by the opponent's mass (`normalize`),
     or as they are; the reach only if asked (`reach`)."""

@@ -36,8 +36,15 @@ from pvf.valuefn.leaves import TrunkLeaves
 class NetworkEvaluator:
     """`net` (of `architecture`, trained on data of `layout`) at the trunk's leaves."""
 
-    def __init__(self, trunk: Trunk, net: nn.Module, architecture: Architecture, layout: DataLayout, features: FeatureTables,
-                 slots: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(
+        self,
+        trunk: Trunk,
+        net: nn.Module,
+        architecture: Architecture,
+        layout: DataLayout,
+        features: FeatureTables,
+        slots: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
         """slots: per player [J_n] leaf infostates' slots, if not the trunk tree's own (`TrunkLeaves`)."""
         check_features(features, layout)
         self.net = net

@@ -42,8 +42,13 @@ class TrunkLeaves:
         reach or the mean opponent features ask: `cf_reach`, `cf_opponent`).
     """
 
-    def __init__(self, trunk: Trunk, features: FeatureTables, normalize: bool = False,
-                 slots: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(
+        self,
+        trunk: Trunk,
+        features: FeatureTables,
+        normalize: bool = False,
+        slots: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
         self.trunk = trunk
         game = trunk.game
         self.normalize = normalize
@@ -57,7 +62,9 @@ class TrunkLeaves:
             counts = np.diff(game.leaf_offsets[n])
             block = np.repeat(np.arange(L), counts)
             self.block.append(block)
-            self.slot.append(np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n]))
+            self.slot.append(
+                np.arange(self.sizes[n]) - game.leaf_offsets[n][block] if slots is None else np.asarray(slots[n])
+            )
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
 
@@ -87,7 +94,9 @@ class TrunkLeaves:
 
     def cf_opponent(self, flat: np.ndarray) -> np.ndarray:
         """[B, J1 + J2 + 1, Fq] the mean opponent features of each column of `flat` (its beliefs; 0 in the last)."""
-        q1, q2 = self.reach.opponent_features(flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad], *self.private)
+        q1, q2 = self.reach.opponent_features(
+            flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad], *self.private
+        )
         return np.concatenate([q1, q2, np.zeros((flat.shape[0], 1, q1.shape[2]))], axis=1)
 
     def split(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

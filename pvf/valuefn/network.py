@@ -50,7 +50,11 @@ def load_value_function(path: str | Path, game: str | None = None, depth: int | 
     """Load a checkpoint; `game` / `depth`, when given, must be the ones it was trained on."""
     net, meta = load_checkpoint(path)
     if game is not None and canonical_game_string(game) != canonical_game_string(meta.game):
-        raise PvfError(f"{path} was trained on {meta.game!r}, not {canonical_game_string(game)!r}; drop --game or pass that game")
+        raise PvfError(
+            f"{path} was trained on {meta.game!r}, not {canonical_game_string(game)!r}; drop --game or pass that game"
+        )
     if depth is not None and depth != meta.layout.depth:
-        raise PvfError(f"{path} was trained at depth {meta.layout.depth}, not {depth}; drop --depth or pass {meta.layout.depth}")
+        raise PvfError(
+            f"{path} was trained at depth {meta.layout.depth}, not {depth}; drop --depth or pass {meta.layout.depth}"
+        )
     return Network(net, meta, str(path))

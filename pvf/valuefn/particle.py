@@ -31,7 +31,7 @@ from pvf.errors import PvfError
 from pvf.nets.deep_sets import ParticleVF
 from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
-from pvf.valuefn.encoding import PbsRows, feature_dim, normalized_rows, infostate_row_features, positions
+from pvf.valuefn.encoding import PbsRows, feature_dim, infostate_row_features, normalized_rows, positions
 from pvf.valuefn.leaves import TrunkLeaves
 
 
@@ -69,15 +69,17 @@ class ParticleEncoding(Architecture):
         if trained.reach_feature != other.reach_feature:
             raise PvfError(
                 "value function takes each infostate's counterfactual reach as an input; the data has none "
-                "(regenerate it with this pvf)" if trained.reach_feature else
-                "value function was trained without the counterfactual-reach input; load the data with "
+                "(regenerate it with this pvf)"
+                if trained.reach_feature
+                else "value function was trained without the counterfactual-reach input; load the data with "
                 "data.reach_feature false"
             )
         if trained.opponent_feature != other.opponent_feature:
             raise PvfError(
                 "value function takes each infostate's mean opponent features as inputs; the data has none "
-                "(regenerate it with this pvf)" if trained.opponent_feature else
-                "value function was trained without the mean-opponent-features input; load the data with "
+                "(regenerate it with this pvf)"
+                if trained.opponent_feature
+                else "value function was trained without the mean-opponent-features input; load the data with "
                 "data.opponent_feature false"
             )
 
@@ -116,8 +118,10 @@ class Particle(ParticleEncoding):
 
     def build(self, layout: DataLayout) -> ParticleVF:
         if self.reach_output and not layout.reach_feature:
-            raise PvfError("reach_output needs the counterfactual-reach input, which this data has not (reach_feature false "
-                           "or a file without /infostates/cf_reach); drop reach_output or regenerate the data with this pvf")
+            raise PvfError(
+                "reach_output needs the counterfactual-reach input, which this data has not (reach_feature false "
+                "or a file without /infostates/cf_reach); drop reach_output or regenerate the data with this pvf"
+            )
         return ParticleVF(
             feature_dim=particle_feature_dim(layout),
             public_dim=layout.public_dim,

@@ -44,7 +44,11 @@ class Positional(Architecture):
 
     def build(self, layout: DataLayout) -> PositionalVF:
         if layout.particles:
-            need = f"at least {layout.positional_inputs:,} inputs" if layout.positional_inputs else "an input per infostate"
+            need = (
+                f"at least {layout.positional_inputs:,} inputs"
+                if layout.positional_inputs
+                else "an input per infostate"
+            )
             raise PvfError(
                 f"the data is a particle dataset ({layout.particles} particles per sample); a positional value "
                 f"function would need {need} (infostates of the largest public state at move {layout.depth}); "
@@ -120,4 +124,3 @@ class _PositionalLeaves:
         B, (L, S) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, S).astype(np.float32)).to(self.device)
         return net(beliefs, tile(self.public, B)).reshape(B, L * S).double().cpu().numpy()[:, self.scatter]
-

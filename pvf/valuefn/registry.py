@@ -82,14 +82,23 @@ class Architectures(MutableMapping):
         return issubclass(entry, ParticleEncoding)
 
 
-ARCHITECTURES = Architectures({
-    "positional": ArchitectureEntry("pvf.valuefn.positional:Positional",
-                                    "an MLP over a fixed slot per infostate of the public state (paper, app. F)", False),
-    "particle": ArchitectureEntry("pvf.valuefn.particle:Particle", "Deep Sets over the infostate rows: a change basis "
-                                  "per row, summed, then a regression (paper, app. F)", True),
-    "attention": ArchitectureEntry("pvf.valuefn.attention:Attention",
-                                   "a set transformer over the infostate rows (self-attention blocks)", True),
-})
+ARCHITECTURES = Architectures(
+    {
+        "positional": ArchitectureEntry(
+            "pvf.valuefn.positional:Positional",
+            "an MLP over a fixed slot per infostate of the public state (paper, app. F)",
+            False,
+        ),
+        "particle": ArchitectureEntry(
+            "pvf.valuefn.particle:Particle",
+            "Deep Sets over the infostate rows: a change basis per row, summed, then a regression (paper, app. F)",
+            True,
+        ),
+        "attention": ArchitectureEntry(
+            "pvf.valuefn.attention:Attention", "a set transformer over the infostate rows (self-attention blocks)", True
+        ),
+    }
+)
 
 
 def architecture_class(name: str) -> type[Architecture]:

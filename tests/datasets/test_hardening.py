@@ -90,12 +90,16 @@ def test_full_disk_is_one_line_and_the_rerun_resumes(tmp_path, kind):
     reference = make(tmp_path / "ref.h5", spec)
     out = tmp_path / "full.h5"
     shard_bytes = (reference.stat().st_size // 3) * 3 // 2  # room for a shard, not for the joined file
-    limited = subprocess.run(_cmd(spec, out), capture_output=True, text=True, timeout=300,
-                             preexec_fn=_fsize_limit(shard_bytes))
+    limited = subprocess.run(
+        _cmd(spec, out), capture_output=True, text=True, timeout=300, preexec_fn=_fsize_limit(shard_bytes)
+    )
     _assert_one_line_error(limited, f"cannot write {out}", "File too large", "rerun the same command")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full.h5.parts", "ref.h5"]
     assert sorted(p.name for p in work_dir(out).iterdir()) == [
-        "manifest.json", "shard-000000.h5", "shard-000001.h5", "shard-000002.h5"
+        "manifest.json",
+        "shard-000000.h5",
+        "shard-000001.h5",
+        "shard-000002.h5",
     ]
     rerun = subprocess.run(_cmd(spec, out, "--json"), capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
@@ -107,8 +111,9 @@ def test_full_disk_is_one_line_and_the_rerun_resumes(tmp_path, kind):
 def test_full_disk_while_writing_shards(tmp_path, kind):
     spec = _spec(kind, trunks=3, iterations=5, task_size=1)
     out = tmp_path / "full.h5"
-    limited = subprocess.run(_cmd(spec, out), capture_output=True, text=True, timeout=300,
-                             preexec_fn=_fsize_limit(4096))
+    limited = subprocess.run(
+        _cmd(spec, out), capture_output=True, text=True, timeout=300, preexec_fn=_fsize_limit(4096)
+    )
     _assert_one_line_error(limited, "File too large")
     assert [p.name for p in tmp_path.iterdir()] == ["full.h5.parts"]
     assert [p.name for p in work_dir(out).iterdir()] == ["manifest.json"]  # no *.tmp left
@@ -120,8 +125,13 @@ def test_bad_values_in_a_shard_are_recomputed_on_resume(tmp_path, kind, column, 
     spec = _spec(kind, trunks=3, iterations=5, task_size=1)
     reference = make(tmp_path / "ref.h5", spec)
     out = tmp_path / "resumed.h5"
-    interrupted = subprocess.run(_cmd(spec, out), capture_output=True, text=True, timeout=300,
-                                 preexec_fn=_fsize_limit(reference.stat().st_size // 2))
+    interrupted = subprocess.run(
+        _cmd(spec, out),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_fsize_limit(reference.stat().st_size // 2),
+    )
     assert interrupted.returncode == 2  # all shards written, the join refused
     with h5py.File(shard_path(work_dir(out), plan_tasks(3, 1)[1]), "r+") as f:
         f[column][1] = value
@@ -133,14 +143,16 @@ def test_bad_values_in_a_shard_are_recomputed_on_resume(tmp_path, kind, column, 
 
 
 def _inspect(path: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pvf.cli", "inspect", str(path), *extra],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pvf.cli", "inspect", str(path), *extra], capture_output=True, text=True, timeout=120
+    )
 
 
 def _set(dataset: str, row: int, value):
     def damage(path: Path) -> None:
         with h5py.File(path, "r+") as f:
             f[dataset][row] = value
+
     return damage
 
 
@@ -148,6 +160,7 @@ def _set_attr(name: str, value):
     def damage(path: Path) -> None:
         with h5py.File(path, "r+") as f:
             f.attrs[name] = value
+
     return damage
 
 
@@ -202,7 +215,9 @@ def test_large_files_are_joined_on_disk(tmp_path, monkeypatch):
 
 
 def test_sigterm_removes_the_lock_and_keeps_the_shards(tmp_path):
-    spec = small_spec(trunks=20_000, iterations=10, task_size=1)  # far more work than the two shards it waits for: SIGTERM always lands mid-run
+    spec = small_spec(
+        trunks=20_000, iterations=10, task_size=1
+    )  # far more work than the two shards it waits for: SIGTERM always lands mid-run
     out = tmp_path / "t.h5"
     proc = subprocess.Popen(_cmd(spec, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120

@@ -8,10 +8,10 @@ import pytest
 from pbs_helpers import make, small_spec
 
 from pvf.cli import main
+from pvf.datasets.pbs_tasks import context
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
 from pvf.datasets.spec import GenerationSpec
-from pvf.datasets.pbs_tasks import context
 from pvf.errors import PvfError
 from pvf.solvers.mmd import mmd
 from pvf.solvers.sequence_form import build_sequence_game
@@ -55,6 +55,20 @@ def test_solver_is_part_of_the_files_identity(tmp_path):
 
 
 def test_bad_solver_is_one_line_exit_2(tmp_path, capsys):
-    code = main(["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--solver", "mmdx", "--out", str(tmp_path / "x.h5")])
+    code = main(
+        [
+            "generate",
+            "--game",
+            "kuhn_poker",
+            "--depth",
+            "3",
+            "--trunks",
+            "2",
+            "--solver",
+            "mmdx",
+            "--out",
+            str(tmp_path / "x.h5"),
+        ]
+    )
     assert code == 2
     assert "mmdx" in capsys.readouterr().err

@@ -56,9 +56,17 @@ def test_rows_are_the_particles_infostates_with_exact_beliefs_and_features(refer
             for r in range(lo, hi):
                 n = int(ds.player[r])
                 # the row's infostate: the one of the full tree with the same private features in this public state
-                pub = [p for p in tree.public_states_at_depth(2) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
+                pub = [
+                    p
+                    for p in tree.public_states_at_depth(2)
+                    if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])
+                ]
                 assert len(pub) == 1
-                infos = [j for j in tree.public_state_infostates[n][pub[0]] if np.array_equal(full.private[n][j], private[n][ds.index[r]])]
+                infos = [
+                    j
+                    for j in tree.public_state_infostates[n][pub[0]]
+                    if np.array_equal(full.private[n][j], private[n][ds.index[r]])
+                ]
                 assert len(infos) == 1
                 own = reach[tree.infostate_history[n][infos[0]], 1 + n]
                 assert ds.belief[r] == pytest.approx(own, rel=1e-12)
@@ -136,8 +144,14 @@ def test_ray_backend_writes_the_same_file(reference, tmp_path):
         (["--game", "goofspiel5", "--depth", "9", "--particles", "4"], "ended before move 9"),
         (["--game", "liars_dice", "--depth", "2", "--particles", "4"], "no perfect-recall public observer"),
         (["--game", "goofspiel5", "--depth", "2", "--rows", "children"], "--rows applies to particle datasets"),
-        (["--game", "goofspiel5", "--depth", "1", "--particles", "4", "--rows", "children"], "children rows need particles at move"),
-        (["--game", "goofspiel13", "--depth", "4", "--particles", "4", "--rows", "children"], "more than 200,000 histories"),
+        (
+            ["--game", "goofspiel5", "--depth", "1", "--particles", "4", "--rows", "children"],
+            "children rows need particles at move",
+        ),
+        (
+            ["--game", "goofspiel13", "--depth", "4", "--particles", "4", "--rows", "children"],
+            "more than 200,000 histories",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv, message):
@@ -150,7 +164,24 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv
 
 def test_version_1_files_are_still_read(tmp_path):
     out = tmp_path / "k.h5"
-    assert main(["generate", "--game", "kuhn_poker", "--depth", "3", "--trunks", "2", "--cfr-iterations", "5", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "--game",
+                "kuhn_poker",
+                "--depth",
+                "3",
+                "--trunks",
+                "2",
+                "--cfr-iterations",
+                "5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     with h5py.File(out, "a") as f:
         f.attrs["schema_version"] = 1
     with PBSDataset(out) as ds:
@@ -161,7 +192,9 @@ def test_version_1_files_are_still_read(tmp_path):
 def test_positional_value_functions_refuse_particle_files(reference):
     layout = DataLayout.from_file(reference)
     make_architecture("particle").build(layout)
-    with pytest.raises(PvfError, match="particle dataset .6 particles per sample.*positional value function would need"):
+    with pytest.raises(
+        PvfError, match="particle dataset .6 particles per sample.*positional value function would need"
+    ):
         make_architecture("positional").build(layout)
     g13 = "goofspiel(num_cards=13,imp_info=True,points_order=descending)"
     big = replace(layout, particles=64, depth=4, positional_inputs=positional_inputs(g13, 4))
@@ -210,8 +243,23 @@ def test_positional_bound_is_the_papers_table_1():
 def test_an_enumerated_generation_refuses_a_particle_file(reference, tmp_path, capsys):
     out = tmp_path / "p.h5"
     out.write_bytes(reference.read_bytes())
-    rc = main(["generate", "--game", "goofspiel5", "--depth", "2", "--trunks", "12", "--cfr-iterations", "50",
-               "--task-size", "4", "--out", str(out)])
+    rc = main(
+        [
+            "generate",
+            "--game",
+            "goofspiel5",
+            "--depth",
+            "2",
+            "--trunks",
+            "12",
+            "--cfr-iterations",
+            "50",
+            "--task-size",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "particle dataset" in err and "--overwrite" in err
 
@@ -221,17 +269,27 @@ def _enumerated_targets(tree, full, ds, i, depth, iterations):
     the number of histories joining two row infostates, each row's counterfactual reach summed over the enumerated
     public state's histories: Σ_{h∈s} π_c(h)·b_{−n}(h), and its mean opponent features over them:
     Σ_{h∈s} π_c(h)·b_{−n}(h)·q_{−n}(h) / reach, 0 where the reach is)."""
-    (pub,) = [p for p in tree.public_states_at_depth(depth) if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])]
+    (pub,) = [
+        p
+        for p in tree.public_states_at_depth(depth)
+        if np.array_equal(full.public[p], ds.public_features[ds.public_state[i]])
+    ]
     solver = LeafSolver(tree, np.array([pub]), iterations)
     rows = range(ds.offset[i], ds.offset[i + 1])
     column, beliefs = [], [np.zeros((1, len(solver.infostates[n]))) for n in (0, 1)]
     for r in rows:
         n = int(ds.player[r])
-        (j,) = [j for j in tree.public_state_infostates[n][pub] if np.array_equal(full.private[n][j], ds.private_features[n][ds.index[r]])]
+        (j,) = [
+            j
+            for j in tree.public_state_infostates[n][pub]
+            if np.array_equal(full.private[n][j], ds.private_features[n][ds.index[r]])
+        ]
         column.append(int(np.flatnonzero(solver.infostates[n] == j)[0]))
         beliefs[n][0, column[-1]] = ds.belief[r]
     where = [{int(j): c for c, j in enumerate(solver.infostates[n])} for n in (0, 1)]
-    joined = sum(all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in tree.histories_in(pub))
+    joined = sum(
+        all(beliefs[n][0, where[n][int(tree.infostate[h, n])]] > 0 for n in (0, 1)) for h in tree.histories_in(pub)
+    )
     reach = [np.zeros(len(solver.infostates[n])) for n in (0, 1)]
     opponent = [np.zeros((len(solver.infostates[n]), full.private[1 - n].shape[1])) for n in (0, 1)]
     for h in tree.histories_in(pub):
@@ -243,9 +301,13 @@ def _enumerated_targets(tree, full, ds, i, depth, iterations):
     for n in (0, 1):
         opponent[n][reach[n] > 0] /= reach[n][reach[n] > 0, None]
     values = solver.solve(tuple(beliefs)).average
-    return (ds.target[rows.start:rows.stop], np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]), joined,
-            np.array([reach[int(ds.player[r])][c] for r, c in zip(rows, column)]),
-            np.array([opponent[int(ds.player[r])][c] for r, c in zip(rows, column)]))
+    return (
+        ds.target[rows.start : rows.stop],
+        np.array([values[int(ds.player[r])][0, c] for r, c in zip(rows, column)]),
+        joined,
+        np.array([reach[int(ds.player[r])][c] for r, c in zip(rows, column)]),
+        np.array([opponent[int(ds.player[r])][c] for r, c in zip(rows, column)]),
+    )
 
 
 def _against_enumerated(spec, tmp_path):
@@ -306,8 +368,16 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
     """rows="children": every infostate one move below the particles' induced PBS, in one public state, with the
     trunk strategy's beliefs (zeros included); each target is the enumerated solver's value of that infostate in
     the PBS of those beliefs, so zero-belief rows carry their value against the opponent's belief."""
-    spec = ParticleSpec(game, depth, num_trunks=8, particles=6, cfr_iterations=100, task_size=8, rows="children",
-                        sampling=SamplingConfig(p_pure=0.5))
+    spec = ParticleSpec(
+        game,
+        depth,
+        num_trunks=8,
+        particles=6,
+        cfr_iterations=100,
+        task_size=8,
+        rows="children",
+        sampling=SamplingConfig(p_pure=0.5),
+    )
     zero = 0
     for ds, i, targets, enumerated, _, reach, opponent in _against_enumerated(spec, tmp_path):
         np.testing.assert_allclose(targets, enumerated, rtol=0, atol=1e-12)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from pbs_helpers import GOOF5, LEDUC, make, small_spec
 
+from pvf.datasets.pbs_tasks import context
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
-from pvf.datasets.pbs_tasks import context
 from pvf.solvers.best_response import nash_conv
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.sequence_form import build_sequence_game

@@ -48,8 +48,16 @@ def _make(case: str, source: Path, where: Path) -> Path:
     return path
 
 
-CASES = ["directory", "truncated", "random bytes", "no state_dict", "pickled object", "empty", "NaN weights",
-         "infinite weights"]
+CASES = [
+    "directory",
+    "truncated",
+    "random bytes",
+    "no state_dict",
+    "pickled object",
+    "empty",
+    "NaN weights",
+    "infinite weights",
+]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from pvf.datasets.layout import DataLayout
-from pvf.valuefn.ensemble_evaluator import ensemble_evaluator, ensemble_trunk_exploitability
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.nets.stacked import StackedNets
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 from pvf.trainers.ensemble import build_member
+from pvf.valuefn.ensemble_evaluator import ensemble_evaluator, ensemble_trunk_exploitability
 from pvf.valuefn.evaluator import NetworkEvaluator
 from pvf.valuefn.registry import ARCHITECTURES, make_architecture
 
@@ -39,14 +39,23 @@ def network_evaluator(trunk, net, architecture, layout, features):
     return NetworkEvaluator(trunk, net, make_architecture(architecture), layout, features)
 
 
-@pytest.mark.parametrize("architecture, backend", [
-    ("positional", "bmm"), ("positional", "vmap"), ("particle", "bmm"), ("particle", "vmap"), ("attention", "bmm"),
-    ("attention", "vmap")
-])
+@pytest.mark.parametrize(
+    "architecture, backend",
+    [
+        ("positional", "bmm"),
+        ("positional", "vmap"),
+        ("particle", "bmm"),
+        ("particle", "vmap"),
+        ("attention", "bmm"),
+        ("attention", "vmap"),
+    ],
+)
 def test_row_s_is_valued_by_member_s(leduc, architecture, backend):
     trunk, features, layout = leduc
     nets = members(architecture, layout)
-    batched = ensemble_evaluator(trunk, StackedNets(nets, backend).eval(), make_architecture(architecture), layout, features)
+    batched = ensemble_evaluator(
+        trunk, StackedNets(nets, backend).eval(), make_architecture(architecture), layout, features
+    )
     rng = np.random.default_rng(0)
     reach = [rng.random((MEMBERS, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]
     v1, v2 = batched(*reach)
@@ -62,8 +71,9 @@ def test_row_s_is_valued_by_member_s(leduc, architecture, backend):
 def test_member_exploitabilities_equal_separate_solves(leduc, architecture):
     trunk, features, layout = leduc
     nets = members(architecture, layout)
-    together = ensemble_trunk_exploitability(trunk, StackedNets(nets), make_architecture(architecture), layout, features,
-                                             ITERATIONS)
+    together = ensemble_trunk_exploitability(
+        trunk, StackedNets(nets), make_architecture(architecture), layout, features, ITERATIONS
+    )
     for net, result in zip(nets, together):
         alone = solve_and_evaluate(trunk, network_evaluator(trunk, net, architecture, layout, features), ITERATIONS)
         assert result.exploitability == pytest.approx(alone.exploitability.exploitability, abs=1e-6)
@@ -72,8 +82,9 @@ def test_member_exploitabilities_equal_separate_solves(leduc, architecture):
 
 def test_evaluator_refuses_another_batch_size(leduc):
     trunk, features, layout = leduc
-    batched = ensemble_evaluator(trunk, StackedNets(members("positional", layout)), make_architecture("positional"), layout,
-                                 features)
+    batched = ensemble_evaluator(
+        trunk, StackedNets(members("positional", layout)), make_architecture("positional"), layout, features
+    )
     reach = [np.ones((1, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]
     with pytest.raises(ValueError, match="takes 3 problems"):
         batched(*reach)
@@ -98,8 +109,9 @@ class InFloat64(torch.nn.Module):
         return self.net(*[a.double() if a.is_floating_point() else a for a in args]).float()
 
 
-@pytest.mark.parametrize("architecture, backend", [("positional", "bmm"), ("particle", "bmm"), ("attention", "bmm"),
-                                                   ("attention", "vmap")])
+@pytest.mark.parametrize(
+    "architecture, backend", [("positional", "bmm"), ("particle", "bmm"), ("attention", "bmm"), ("attention", "vmap")]
+)
 def test_in_float64_batched_and_separate_solves_agree_to_the_lp(leduc, architecture, backend):
     """In float32 a batched forward may round differently from a single one (vmap's kernels, a
     GPU's), and 100 CFR+ iterations amplify that (measured: attention 3e-4 on CPU, positional
@@ -109,5 +121,7 @@ def test_in_float64_batched_and_separate_solves_agree_to_the_lp(leduc, architect
     stacked = InFloat64(StackedNets(nets, backend)).eval()
     together = ensemble_trunk_exploitability(trunk, stacked, make_architecture(architecture), layout, features, 100)
     for net, result in zip(nets, together):
-        alone = solve_and_evaluate(trunk, network_evaluator(trunk, InFloat64(net).eval(), architecture, layout, features), 100)
+        alone = solve_and_evaluate(
+            trunk, network_evaluator(trunk, InFloat64(net).eval(), architecture, layout, features), 100
+        )
         assert result.exploitability == pytest.approx(alone.exploitability.exploitability, abs=1e-8)

@@ -18,8 +18,19 @@ def _run(capsys, *argv):
 
 def test_evaluate_json_and_policy(kuhn_runs, tmp_path, capsys):
     policy_path = tmp_path / "trunk.json"
-    code, out, _ = _run(capsys, "evaluate", "--checkpoint", kuhn_runs["particle"].checkpoint, "--iterations", "50",
-                        "--json", "--save-policy", str(policy_path), "--seed", "3")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "--checkpoint",
+        kuhn_runs["particle"].checkpoint,
+        "--iterations",
+        "50",
+        "--json",
+        "--save-policy",
+        str(policy_path),
+        "--seed",
+        "3",
+    )
     assert code == 0
     result = json.loads(out)
     assert result["game"] == "kuhn_poker" and result["depth"] == 3
@@ -28,8 +39,11 @@ def test_evaluate_json_and_policy(kuhn_runs, tmp_path, capsys):
     assert result["constant_trunk_exploitability"] == pytest.approx(5 / 36)
     assert result["oracle_trunk_exploitability"] < 0.02
     tree = build_public_tree("kuhn_poker")
-    trunk_infostates = {tree.infostate_strings[0][i] for i in range(tree.num_infostates(0))
-                        if tree.infostate_actions[0][i] and tree.depth[tree.infostate_history[0][i]] < 3}
+    trunk_infostates = {
+        tree.infostate_strings[0][i]
+        for i in range(tree.num_infostates(0))
+        if tree.infostate_actions[0][i] and tree.depth[tree.infostate_history[0][i]] < 3
+    }
     assert set(load_policy(policy_path)) == trunk_infostates  # Kuhn's move 2 is player 1's only
 
 
@@ -47,9 +61,27 @@ def test_mismatch_with_the_checkpoint_is_an_error(kuhn_runs, capsys, flag, value
 
 def test_sparse_sweep_writes_csv_and_png(kuhn_runs, tmp_path, capsys):
     out_dir = tmp_path / "sparse"
-    code, out, _ = _run(capsys, "evaluate", "sparse", "--checkpoint", kuhn_runs["particle"].checkpoint,
-                        kuhn_runs["positional"].checkpoint, "--root-move", "2", "--fractions", "1.0,0.5",
-                        "--seeds", "0,1", "--iterations", "20", "--equilibrium-iterations", "200", "--out", str(out_dir), "--json")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        "sparse",
+        "--checkpoint",
+        kuhn_runs["particle"].checkpoint,
+        kuhn_runs["positional"].checkpoint,
+        "--root-move",
+        "2",
+        "--fractions",
+        "1.0,0.5",
+        "--seeds",
+        "0,1",
+        "--iterations",
+        "20",
+        "--equilibrium-iterations",
+        "200",
+        "--out",
+        str(out_dir),
+        "--json",
+    )
     assert code == 0
     result = json.loads(out)
     assert result["support_histories"] == 6 and [p["point"] for p in result["points"]] == ["1", "0.5", "1 histories"]
@@ -58,4 +90,7 @@ def test_sparse_sweep_writes_csv_and_png(kuhn_runs, tmp_path, capsys):
         assert len(list(csv.DictReader(f))) == 12
     assert (out_dir / "sparse.png").stat().st_size > 0
     for point in result["points"]:  # barely trained nets: sanity only; fixing fewer infostates cannot raise it
-        assert 0 <= point["exploitability_mean"] <= 2 and 0 <= point["root_exploitability_mean"] <= point["exploitability_mean"] + 1e-9
+        assert (
+            0 <= point["exploitability_mean"] <= 2
+            and 0 <= point["root_exploitability_mean"] <= point["exploitability_mean"] + 1e-9
+        )

@@ -51,7 +51,9 @@ def test_one_particle_covers_its_leaves_so_it_is_the_restricted_target():
     loaded = load_game(GOOF5)
     evaluators = {
         "restricted": SweepEvaluator(lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), game_root=False),
-        "induced": SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True),
+        "induced": SweepEvaluator(
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True
+        ),
     }
     rows = run_particle_sweep(loaded, 2, 3, [1], [0, 1, 2], evaluators, iterations=50, roots="drawn")
     by = {(r.evaluator, r.seed): r.exploitability for r in rows}
@@ -66,12 +68,16 @@ def test_induced_roots_make_the_leaf_pbss_the_trunks_own_leaves():
     loaded = load_game(GOOF5)
     evaluators = {
         "restricted": SweepEvaluator(lambda setting: lambda trunk: CFRTargetEvaluator(trunk, 100), game_root=False),
-        "induced": SweepEvaluator(lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True),
+        "induced": SweepEvaluator(
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True
+        ),
         "oracle": ORACLE,
     }
     rows = run_particle_sweep(loaded, 2, 3, [16], [0, 2], evaluators, iterations=50)
     by = {(r.evaluator, r.seed): r for r in rows}
     for seed in (0, 2):
-        assert by[("induced", seed)].root_histories > by[("induced", seed)].particles  # the root holds undrawn histories
+        assert (
+            by[("induced", seed)].root_histories > by[("induced", seed)].particles
+        )  # the root holds undrawn histories
         assert abs(by[("induced", seed)].exploitability - by[("restricted", seed)].exploitability) < 1e-9
         assert by[("induced", seed)].exploitability < 0.1 * by[("uniform", seed)].exploitability

@@ -15,12 +15,12 @@ import pytest
 import torch
 
 from pvf.datasets.generate import generate
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.spec import GenerationSpec
 from pvf.games.features import build_feature_tables
 from pvf.solvers.trunk_solver import build_trunk
 from pvf.trainers.data import PbsCollate, PbsTorchDataset
-from pvf.datasets.layout import DataLayout
 from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from pvf.valuefn.registry import make_architecture
 from tests.conftest import GOOF4, LEDUC, cached_tree
@@ -87,11 +87,14 @@ def test_evaluator_matches_the_training_batch(small_file, name, normalize, joint
     for n in (0, 1):
         reach[n][0, where[player == n]] = belief[player == n]
     values = evaluator(reach[0], reach[1])
-    ours = np.where(player == 0, values[0][0, np.where(player == 0, where, 0)], values[1][0, np.where(player == 1, where, 0)])
+    ours = np.where(
+        player == 0, values[0][0, np.where(player == 0, where, 0)], values[1][0, np.where(player == 1, where, 0)]
+    )
     collated = PbsCollate()([PbsTorchDataset(path, rows)[i] for i in range(len(rows))])
     if joint:
         collated["cf_reach"], collated["cf_opponent"] = _joint_inputs(
-            tree, features, {"player": player, "index": index, "belief": belief}, sample)
+            tree, features, {"player": player, "index": index, "belief": belief}, sample
+        )
     batch = arch.encode_batch(collated, layout)
     with torch.no_grad():
         predicted, _, mask = arch.predict(net, batch)
@@ -128,7 +131,9 @@ def _write_data(params):
         p.data.mul_(1.5)  # `.data` has its own version counter
 
 
-@pytest.mark.parametrize("change", [_scale_in_place, _fused_adam_step, _write_data], ids=["in-place", "fused-adam", "data"])
+@pytest.mark.parametrize(
+    "change", [_scale_in_place, _fused_adam_step, _write_data], ids=["in-place", "fused-adam", "data"]
+)
 @pytest.mark.parametrize("stacked", [False, True], ids=["net", "stacked"])
 def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacked, change):
     """The leaf encoder keeps the Deep-Sets basis of the trunk's fixed features between queries; any change

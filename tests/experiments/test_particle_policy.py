@@ -88,8 +88,15 @@ def _guaranteed_value(leaves, infos, player: int, policy: dict) -> float:
             eq[i, j] += c
     cost = np.zeros(nx + nv)
     cost[nx] = -1.0
-    res = linprog(cost, A_ub=ub.tocsr(), b_ub=np.zeros(len(theirs)), A_eq=eq.tocsr(), b_eq=np.eye(len(eq_rows))[0],
-                  bounds=[(0, None)] * nx + [(None, None)] * nv, method="highs")
+    res = linprog(
+        cost,
+        A_ub=ub.tocsr(),
+        b_ub=np.zeros(len(theirs)),
+        A_eq=eq.tocsr(),
+        b_eq=np.eye(len(eq_rows))[0],
+        bounds=[(0, None)] * nx + [(None, None)] * nv,
+        method="highs",
+    )
     assert res.status == 0, res.message
     return -res.fun
 
@@ -97,8 +104,26 @@ def _guaranteed_value(leaves, infos, player: int, policy: dict) -> float:
 @pytest.fixture(scope="module")
 def policy_file(tmp_path_factory):
     out = tmp_path_factory.mktemp("policy")
-    rc = main(["experiment", "particle-trunks", "--game", "goofspiel4", "--root-move", "1", "--depth", "2",
-               "--draws", "1,4,16", "--seeds", "0,1", "--out", str(out), "--save-policy", str(out / "policy.json")])
+    rc = main(
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            "goofspiel4",
+            "--root-move",
+            "1",
+            "--depth",
+            "2",
+            "--draws",
+            "1,4,16",
+            "--seeds",
+            "0,1",
+            "--out",
+            str(out),
+            "--save-policy",
+            str(out / "policy.json"),
+        ]
+    )
     assert rc == 0
     with open(out / "policy.json") as f:
         return json.load(f)
@@ -117,7 +142,10 @@ def test_policy_file_rechecks_the_figure_with_openspiel_only(policy_file):
                 assert sorted(int(a) for a in probs) == sorted(infos[p][key][1])
                 assert abs(sum(probs.values()) - 1.0) < 1e-9
         uniform = [{k: {a: 1.0 / len(probs) for a in probs} for k, probs in oracle[p].items()} for p in (0, 1)]
-        for figure, policy in ((run["uniform_exploitability"], uniform), (run["evaluators"]["oracle"]["exploitability"], oracle)):
+        for figure, policy in (
+            (run["uniform_exploitability"], uniform),
+            (run["evaluators"]["oracle"]["exploitability"], oracle),
+        ):
             value = -(_guaranteed_value(leaves, infos, 0, policy[0]) + _guaranteed_value(leaves, infos, 1, policy[1]))
             assert value == pytest.approx(figure, abs=1e-7)
             checked += 1
@@ -126,8 +154,26 @@ def test_policy_file_rechecks_the_figure_with_openspiel_only(policy_file):
 
 
 def test_save_policy_bad_path_writes_nothing(tmp_path, capsys):
-    rc = main(["experiment", "particle-trunks", "--game", "goofspiel4", "--root-move", "1", "--depth", "2",
-               "--draws", "1", "--seeds", "0", "--out", str(tmp_path / "out"), "--save-policy", str(tmp_path / "policy.txt")])
+    rc = main(
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            "goofspiel4",
+            "--root-move",
+            "1",
+            "--depth",
+            "2",
+            "--draws",
+            "1",
+            "--seeds",
+            "0",
+            "--out",
+            str(tmp_path / "out"),
+            "--save-policy",
+            str(tmp_path / "policy.txt"),
+        ]
+    )
     assert rc == 2
     assert "--save-policy" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "policy.txt").exists()
@@ -135,8 +181,22 @@ def test_save_policy_bad_path_writes_nothing(tmp_path, capsys):
 
 def test_a_root_move_with_too_large_a_subgame_is_refused_before_any_work(tmp_path, capsys):
     """13 cards, move 3: up to (10!)² ≈ 1.3e13 histories below each particle."""
-    rc = main(["experiment", "particle-trunks", "--game", "goofspiel13", "--root-move", "3", "--depth", "4",
-               "--out", str(tmp_path / "out"), "--save-policy", str(tmp_path / "p.json")])
+    rc = main(
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            "goofspiel13",
+            "--root-move",
+            "3",
+            "--depth",
+            "4",
+            "--out",
+            str(tmp_path / "out"),
+            "--save-policy",
+            str(tmp_path / "p.json"),
+        ]
+    )
     assert rc == 2
     err = capsys.readouterr().err
     assert "over the particle tree's cap" in err and len(err.strip().splitlines()) == 1

@@ -16,8 +16,8 @@ from tests.conftest import GOOF5, cached_tree
 
 def test_particle_weights_are_the_reference_reach():
     """w = π_c·π₁·π₂ of each particle, recomputed on the enumerated tree."""
-    from tests.games.test_history_sampling import exact_reach
     from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+    from tests.games.test_history_sampling import exact_reach
 
     setting = particle_trunk_setting(load_game(GOOF5), 2, 3, draws=16, seed=1, reference=SamplingConfig())
     tree = cached_tree(GOOF5)
@@ -41,8 +41,25 @@ def test_oracle_beats_uniform_and_runs_repeat():
 
 
 def test_command_writes_csv_and_png(tmp_path, capsys):
-    rc = main(["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3",
-               "--draws", "1,2", "--seeds", "0", "--no-oracle", "--out", str(tmp_path)])
+    rc = main(
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            "goofspiel5",
+            "--root-move",
+            "2",
+            "--depth",
+            "3",
+            "--draws",
+            "1,2",
+            "--seeds",
+            "0",
+            "--no-oracle",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     assert (tmp_path / "fig4-goofspiel5.csv").exists() and (tmp_path / "fig4-goofspiel5.png").exists()
     assert "at least 27 infostate inputs" in capsys.readouterr().out
@@ -52,14 +69,19 @@ def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
     """With exact_up_to = 0 every row is the bound of pvf.solvers.trunk_bound: above the LP's exact figure by at
     most its reported gap; the oracle (LPs at the leaves) is skipped there."""
     loaded = load_game(GOOF5)
-    evaluators = {"oracle": ORACLE,
-                  "exact leaves": SweepEvaluator(lambda s: ExactEvaluator, game_root=False)}
+    evaluators = {"oracle": ORACLE, "exact leaves": SweepEvaluator(lambda s: ExactEvaluator, game_root=False)}
     exact = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30)
-    bound = run_particle_sweep(loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000)
+    bound = run_particle_sweep(
+        loaded, 2, 3, [16], [0, 1], evaluators, iterations=30, exact_up_to=0, bound_iterations=2000
+    )
     assert {r.measure for r in exact} == {"exact"} and {r.measure for r in bound} == {"upper bound"}
     assert {r.evaluator for r in bound} == {"uniform", "exact leaves"}
     elsewhere = [replace(r, draws=2) for r in exact if r.evaluator == "oracle"]  # the oracle at another K only
-    assert {(r["evaluator"], r["draws"]) for r in summarize(bound + elsewhere)} == {("uniform", 16), ("exact leaves", 16), ("oracle", 2)}
+    assert {(r["evaluator"], r["draws"]) for r in summarize(bound + elsewhere)} == {
+        ("uniform", 16),
+        ("exact leaves", 16),
+        ("oracle", 2),
+    }
     lp = {(r.evaluator, r.seed): r.exploitability for r in exact}
     for r in bound:
         assert lp[(r.evaluator, r.seed)] - 1e-9 <= r.exploitability <= lp[(r.evaluator, r.seed)] + r.gap + 1e-9
@@ -69,8 +91,28 @@ def test_beyond_the_lp_rows_carry_a_certified_bound_that_brackets_the_lp():
 def test_command_prints_json(tmp_path, capsys):
     import json
 
-    rc = main(["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "2",
-               "--seeds", "0", "--no-oracle", "--exact-up-to", "0", "--json", "--out", str(tmp_path)])
+    rc = main(
+        [
+            "experiment",
+            "particle-trunks",
+            "--game",
+            "goofspiel5",
+            "--root-move",
+            "2",
+            "--depth",
+            "3",
+            "--draws",
+            "2",
+            "--seeds",
+            "0",
+            "--no-oracle",
+            "--exact-up-to",
+            "0",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["positional_inputs"] == 27 and out["points"][0]["measure"] == "upper bound"
@@ -83,8 +125,12 @@ def test_the_mean_of_evaluators_is_their_mean_and_of_copies_the_evaluator_itself
     v1, v2 = MeanEvaluator([ConstantEvaluator(1.0), ConstantEvaluator(-0.5), ConstantEvaluator(2.0)])(*reach)
     assert np.allclose(v1, 2.5 / 3) and np.allclose(v2, 2.5 / 3) and v1.shape == (2, 3) and v2.shape == (2, 4)
     loaded = load_game(GOOF5)
-    evaluators = {"oracle": ORACLE,
-                  "mean": SweepEvaluator(lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), game_root=False)}
+    evaluators = {
+        "oracle": ORACLE,
+        "mean": SweepEvaluator(
+            lambda s: lambda trunk: MeanEvaluator([ExactEvaluator(trunk), ExactEvaluator(trunk)]), game_root=False
+        ),
+    }
     rows = run_particle_sweep(loaded, 2, 3, [4], [0], evaluators, iterations=20)
     by = {r.evaluator: r.exploitability for r in rows}
     assert by["mean"] == by["oracle"]

@@ -6,18 +6,34 @@ import re
 
 import pytest
 
-from pvf.experiments.reproduce import ReproduceConfig, split_ensembles, ensemble_state_path, reproduce_fig3, reproduce_fig4
+from pvf.experiments.reproduce import (
+    ReproduceConfig,
+    ensemble_state_path,
+    reproduce_fig3,
+    reproduce_fig4,
+    split_ensembles,
+)
 
 
 def test_fig3_and_fig4_end_to_end(tmp_path):
     config = ReproduceConfig(
-        out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
-        batch_size=16, iterations=5, fractions=(1.0, 0.5),
+        out=tmp_path,
+        games=("leduc",),
+        seeds=(0,),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
+        fractions=(1.0, 0.5),
     )
     fig3 = reproduce_fig3(config)["leduc"]
     with open(fig3["csv"]) as f:
         rows = list(csv.DictReader(f))
-    assert {(r["architecture"], r["step"]) for r in rows} == {(a, s) for a in ("positional", "particle") for s in ("0", "2", "4")}
+    assert {(r["architecture"], r["step"]) for r in rows} == {
+        (a, s) for a in ("positional", "particle") for s in ("0", "2", "4")
+    }
     assert fig3["particle"]["step"] == 4
     fig4 = reproduce_fig4(config)["leduc"]  # reuses fig. 3's dataset and particle net
     assert fig4["support_histories"] == 290
@@ -34,8 +50,15 @@ def test_parallel_training_jobs_give_the_same_figures(tmp_path):
     """Two training processes, each network's two seeds split between them, give the sequential run's
     measurements (batched products over one member instead of two may round differently in float32)."""
     base = ReproduceConfig(
-        out=tmp_path / "one", games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
-        batch_size=16, iterations=5,
+        out=tmp_path / "one",
+        games=("leduc",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
     )
     sequential = reproduce_fig3(base)["leduc"]
     parallel = reproduce_fig3(dataclasses.replace(base, out=tmp_path / "two", jobs=2))["leduc"]
@@ -53,8 +76,12 @@ def test_parallel_training_jobs_give_the_same_figures(tmp_path):
 def test_ensembles_split_over_cpu_jobs_and_resume_as_saved(tmp_path):
     """jobs > 1 on a CPU: each network's seeds in up to `jobs` parts; a GPU keeps one ensemble; saved states
     (of the whole or of other parts) keep the parts they were saved in."""
-    config = ReproduceConfig(out=tmp_path, games=("leduc",), seeds=(0, 1, 2), trunks=3, max_steps=4, eval_every=2, jobs=2)
-    runs = [(tmp_path / f"leduc-d7-t3-k100-seed{s}.h5", arch, s, 2) for arch in ("positional", "particle") for s in range(3)]
+    config = ReproduceConfig(
+        out=tmp_path, games=("leduc",), seeds=(0, 1, 2), trunks=3, max_steps=4, eval_every=2, jobs=2
+    )
+    runs = [
+        (tmp_path / f"leduc-d7-t3-k100-seed{s}.h5", arch, s, 2) for arch in ("positional", "particle") for s in range(3)
+    ]
     assert split_ensembles(config, runs) == [[0, 1], [2], [3, 4], [5]]
     assert split_ensembles(dataclasses.replace(config, jobs=1), runs) == [[0, 1, 2], [3, 4, 5]]
     assert split_ensembles(dataclasses.replace(config, accelerator="gpu"), runs) == [[0, 1, 2], [3, 4, 5]]
@@ -70,8 +97,17 @@ def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
     from pvf.valuefn.checkpoint import load_checkpoint
 
     config = ReproduceConfig(
-        out=tmp_path, games=("leduc",), seeds=(0,), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
-        batch_size=16, iterations=5, lr_schedule="cosine", separate_runs=True,
+        out=tmp_path,
+        games=("leduc",),
+        seeds=(0,),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
+        lr_schedule="cosine",
+        separate_runs=True,
     )
     reproduce_fig3(config)
     checkpoints = sorted(p.name for p in (tmp_path / "checkpoints").glob("*.ckpt"))
@@ -84,13 +120,24 @@ def test_ensembles_are_the_default_and_are_reused(tmp_path):
     from pvf.valuefn.checkpoint import load_checkpoint
 
     config = ReproduceConfig(
-        out=tmp_path, games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2,
-        batch_size=16, iterations=5,
+        out=tmp_path,
+        games=("leduc",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
     )
     first = reproduce_fig3(config)["leduc"]
     names = sorted(p.name for p in (tmp_path / "checkpoints").glob("*"))
-    assert names == sorted(f"leduc-d7-t3-k5-seed{s}-{a}-steps4-b16-ens.{ext}"
-                           for s in (0, 1) for a in ("particle", "positional") for ext in ("ckpt", "csv"))
+    assert names == sorted(
+        f"leduc-d7-t3-k5-seed{s}-{a}-steps4-b16-ens.{ext}"
+        for s in (0, 1)
+        for a in ("particle", "positional")
+        for ext in ("ckpt", "csv")
+    )
     for name in names[::2]:
         load_checkpoint(tmp_path / "checkpoints" / name, expect_game="leduc_poker")
     with open(first["csv"]) as f:
@@ -107,8 +154,17 @@ def test_ensembles_are_the_default_and_are_reused(tmp_path):
 def test_attention_trains_as_an_ensemble_in_fig3_and_fig4(tmp_path):
     """`--architectures attention`: an ensemble (vmap backend) whose members serve fig. 4's sweep."""
     config = ReproduceConfig(
-        out=tmp_path, games=("leduc",), architectures=("attention",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=2,
-        eval_every=2, batch_size=16, iterations=5, fractions=(1.0,),
+        out=tmp_path,
+        games=("leduc",),
+        architectures=("attention",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=2,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
+        fractions=(1.0,),
     )
     assert reproduce_fig3(config)["leduc"]["attention"]["step"] == 2
     fig4 = reproduce_fig4(config)["leduc-attention"]
@@ -124,8 +180,16 @@ def test_a_finer_eval_every_retrains_into_the_same_network(tmp_path):
     import torch
 
     coarse = ReproduceConfig(
-        out=tmp_path, games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=4,
-        batch_size=16, iterations=5, architectures=("particle",),
+        out=tmp_path,
+        games=("leduc",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=4,
+        batch_size=16,
+        iterations=5,
+        architectures=("particle",),
     )
     reproduce_fig3(coarse)
     member = tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed1-particle-steps4-b16-ens.ckpt"
@@ -146,8 +210,18 @@ def test_a_network_another_process_is_training_is_refused_not_trained_twice(tmp_
     from pvf.errors import PvfError
     from pvf.outputs import output_lock
 
-    config = ReproduceConfig(out=tmp_path, games=("leduc",), architectures=("particle",), seeds=(0, 1), trunks=3,
-                             cfr_iterations=5, max_steps=2, eval_every=2, batch_size=16, iterations=5)
+    config = ReproduceConfig(
+        out=tmp_path,
+        games=("leduc",),
+        architectures=("particle",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=2,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
+    )
     member = tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed1-particle-steps2-b16-ens.ckpt"
     member.parent.mkdir()
     with output_lock(member):
@@ -169,11 +243,42 @@ def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path,
     import sys
     import time
 
-    command = [sys.executable, "-m", "pvf.cli", "reproduce", "fig3", "--games", "leduc", "--architectures", "particle",
-               "--seeds", "2", "--trunks", "3", "--cfr-iterations", "5", "--max-steps", "1000000", "--eval-every", "100000",
-               "--iterations", "5", "--jobs", "2", "--out", str(tmp_path), *runs]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pvf.cli",
+        "reproduce",
+        "fig3",
+        "--games",
+        "leduc",
+        "--architectures",
+        "particle",
+        "--seeds",
+        "2",
+        "--trunks",
+        "3",
+        "--cfr-iterations",
+        "5",
+        "--max-steps",
+        "1000000",
+        "--eval-every",
+        "100000",
+        "--iterations",
+        "5",
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path),
+        *runs,
+    ]
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=True,
+    )
     locks = tmp_path / "checkpoints"
     deadline = time.monotonic() + 120
     while len(list(locks.glob("*.lock"))) < 2:  # both workers hold their members' locks: training
@@ -183,7 +288,9 @@ def test_sigterm_stops_the_training_processes_and_releases_their_locks(tmp_path,
     children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143 and "pvf reproduce: interrupted" in err.splitlines(), err  # Lightning's workers add lines
+    assert proc.returncode == 143 and "pvf reproduce: interrupted" in err.splitlines(), (
+        err
+    )  # Lightning's workers add lines
     if not runs:  # nothing else: no warning of semaphores the workers left behind
         assert err.splitlines() == ["pvf reproduce: interrupted"], err
     assert children and not list(locks.glob("*.lock"))
@@ -208,11 +315,40 @@ def test_an_error_in_one_training_process_is_one_line(tmp_path):
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "pvf.cli", "reproduce", "fig3", "--games", "goofspiel5", "--architectures", "particle",
-               "--seeds", "3", "--trunks", "3", "--cfr-iterations", "5", "--max-steps", "4", "--eval-every", "2",
-               "--iterations", "5", "--jobs", "2", "--out", str(tmp_path)]
-    proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    command = [
+        sys.executable,
+        "-m",
+        "pvf.cli",
+        "reproduce",
+        "fig3",
+        "--games",
+        "goofspiel5",
+        "--architectures",
+        "particle",
+        "--seeds",
+        "3",
+        "--trunks",
+        "3",
+        "--cfr-iterations",
+        "5",
+        "--max-steps",
+        "4",
+        "--eval-every",
+        "2",
+        "--iterations",
+        "5",
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
+    proc = subprocess.run(
+        command, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300
+    )
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.splitlines()  # whichever worker failed first (members' splits differ in size)
-    assert re.fullmatch(r"pvf reproduce: error: batch size 64 does not fit a member's (\d+) training samples; "
-                        r"use a batch size from 1 to \1, or more data \(e\.g\. more --trunks\)", line), line
+    assert re.fullmatch(
+        r"pvf reproduce: error: batch size 64 does not fit a member's (\d+) training samples; "
+        r"use a batch size from 1 to \1, or more data \(e\.g\. more --trunks\)",
+        line,
+    ), line

@@ -37,9 +37,18 @@ def test_reproduce_trains_what_the_configs_say(separate_runs, edited_configs, tm
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # the configs are found from the package, not the current directory
-    config = ReproduceConfig(out=tmp_path / "out", games=("leduc",), architectures=("positional",), seeds=(0,),
-                             trunks=3, cfr_iterations=5, max_steps=2, eval_every=2, iterations=5,
-                             separate_runs=separate_runs)
+    config = ReproduceConfig(
+        out=tmp_path / "out",
+        games=("leduc",),
+        architectures=("positional",),
+        seeds=(0,),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=2,
+        eval_every=2,
+        iterations=5,
+        separate_runs=separate_runs,
+    )
     assert config.batch_size == 8  # the training defaults' batch size
     reproduce_fig3(config)
     (checkpoint,) = (tmp_path / "out" / "checkpoints").glob("*-b8*.ckpt")
@@ -50,7 +59,12 @@ def test_reproduce_trains_what_the_configs_say(separate_runs, edited_configs, tm
 
 def test_training_options_come_from_the_configs():
     options = training_options("particle")
-    assert (options["basis_layers"], options["regression_layers"], options["lr"], options["val_fraction"]) == (3, 5, 0.001, 0.1)
+    assert (options["basis_layers"], options["regression_layers"], options["lr"], options["val_fraction"]) == (
+        3,
+        5,
+        0.001,
+        0.1,
+    )
     fixed = training_options("particle", "particle-fixed-width")
     assert (fixed["basis_hidden_width"], fixed["regression_hidden_width"], fixed["regression_layers"]) == (64, 128, 3)
     with pytest.raises(PvfError, match="builds a particle network, not positional"):
@@ -61,4 +75,8 @@ def test_the_command_line_defaults_are_the_training_defaults():
     args = build_parser().parse_args(["reproduce", "fig3"])
     defaults = training_defaults()
     assert (args.max_steps, args.batch_size, args.target, args.lr_schedule) == (
-        defaults.max_steps, defaults.batch_size, defaults.target, defaults.lr_schedule)
+        defaults.max_steps,
+        defaults.batch_size,
+        defaults.target,
+        defaults.lr_schedule,
+    )

@@ -1,4 +1,7 @@
-"""pvf/experiments/summarize_fig3.py: window statistics against hand-computed ones and the figures docs/results/reproduction.md quotes."""
+"""pvf/experiments/summarize_fig3.py: window statistics against hand-computed ones.
+
+And against the figures docs/results/reproduction.md quotes.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +15,17 @@ from pvf.experiments import summarize_fig3
 
 ROOT = Path(__file__).resolve().parents[2]
 
-FIELDS = ["game", "architecture", "seed", "step", "epoch", "train_loss", "val_loss",
-          "trunk_exploitability", "trunk_exploitability_openspiel"]
+FIELDS = [
+    "game",
+    "architecture",
+    "seed",
+    "step",
+    "epoch",
+    "train_loss",
+    "val_loss",
+    "trunk_exploitability",
+    "trunk_exploitability_openspiel",
+]
 # architecture -> seed -> exploitability at steps 0, 10, 20, 30 (train_loss = exploitability / 100)
 CURVES = {
     "positional": {0: [3.0, 0.5, 0.4, 0.2], 1: [3.0, 0.3, 0.6, 0.4]},
@@ -30,9 +42,19 @@ def curves_csv(tmp_path):
         for arch, seeds in CURVES.items():
             for seed, values in seeds.items():
                 for i, value in enumerate(values):
-                    writer.writerow({"game": "toy", "architecture": arch, "seed": seed, "step": 10 * i, "epoch": i,
-                                     "train_loss": value / 100, "val_loss": "nan", "trunk_exploitability": value,
-                                     "trunk_exploitability_openspiel": value / 2})
+                    writer.writerow(
+                        {
+                            "game": "toy",
+                            "architecture": arch,
+                            "seed": seed,
+                            "step": 10 * i,
+                            "epoch": i,
+                            "train_loss": value / 100,
+                            "val_loss": "nan",
+                            "trunk_exploitability": value,
+                            "trunk_exploitability_openspiel": value / 2,
+                        }
+                    )
     return path
 
 
@@ -54,12 +76,13 @@ def test_windows_match_hand_computed_statistics(curves_csv):
     # second halves: positional 0.3, 0.5; particle 0.4, 0.35 -> only seed 1 lower
     assert comp["seeds_lower_second_half"] == "1 of 2"
     assert comp["second_half_difference_mean"] == pytest.approx(-0.025)
-    assert comp["second_half_difference_sem"] == pytest.approx(statistics.stdev([0.1, -0.15]) / 2 ** 0.5)
+    assert comp["second_half_difference_sem"] == pytest.approx(statistics.stdev([0.1, -0.15]) / 2**0.5)
     # after the first measurement: seed 0 0.6>0.5, 0.5>0.4, 0.3>0.2; seed 1 0.1<=0.3, 0.6<=0.6, 0.1<=0.4
     assert comp["pairs_compared"] == 6 and comp["share_at_or_below"] == pytest.approx(3 / 6)
     # seed means at steps 10, 20, 30: positional 0.4, 0.5, 0.3; particle 0.35, 0.55, 0.2
     assert comp["first_step_mean_at_or_below"] == 10 and comp["step_from_which_mean_stays_at_or_below"] == 30
     assert comp["ratio"]["second_half"] == pytest.approx(0.375 / 0.4)
+
 
 def test_docs_quote_the_committed_leduc_figures():
     summary = summarize_fig3.summarize(summarize_fig3.read_curves(ROOT / "docs/figures/reproduce/fig3-leduc.csv"))

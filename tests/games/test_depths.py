@@ -59,14 +59,19 @@ def test_leduc_paper_depth():
 
 
 def test_describe_warns_where_every_sample_is_identical():
-    proc = subprocess.run([sys.executable, "-m", "pvf.cli", "describe", "kuhn_poker", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pvf.cli", "describe", "kuhn_poker", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["histories"] == 58
     by_depth = {d["depth"]: d for d in out["depths"]}
     assert by_depth[2]["public_states"] == 1 and not by_depth[2]["decisions_before"]
     assert [w.split(":")[0] for w in out["warnings"]] == ["move 1", "move 2"]
-    text = subprocess.run([sys.executable, "-m", "pvf.cli", "describe", "kuhn_poker"],
-                          capture_output=True, text=True, timeout=120)
+    text = subprocess.run(
+        [sys.executable, "-m", "pvf.cli", "describe", "kuhn_poker"], capture_output=True, text=True, timeout=120
+    )
     assert text.returncode == 0 and "warning: move 2: no player acts before it" in text.stdout

@@ -77,7 +77,9 @@ def test_public_states_are_drawn_by_their_reach():
     p = np.array([joint[first_turn][tree.public_state[first_turn] == s].sum() for s in ps_at])
     rng = np.random.default_rng(1)
     M = 4000
-    drawn = [tree.public_state[find_histories(tree, [play_to_depth(tree.loaded, strategy, 2, rng)])[0]] for _ in range(M)]
+    drawn = [
+        tree.public_state[find_histories(tree, [play_to_depth(tree.loaded, strategy, 2, rng)])[0]] for _ in range(M)
+    ]
     freq = np.array([np.mean(np.asarray(drawn) == s) for s in ps_at])
     assert p.sum() == pytest.approx(1.0)
     assert np.all(np.abs(freq - p) <= 4.5 * np.sqrt(p * (1 - p) / M) + 1.0 / M)
@@ -94,7 +96,9 @@ def test_a_sample_is_a_function_of_the_seed_and_ids():
     assert runs[0].particles == runs[1].particles
     np.testing.assert_array_equal(runs[0].weights, runs[1].weights)
     with pytest.raises(PvfError, match="at least 1"):
-        sample_particles(tree.loaded, runs[0] and LazyTrunkStrategy(0, 0, SamplingConfig()), runs[0].public_history, 0, rng)
+        sample_particles(
+            tree.loaded, runs[0] and LazyTrunkStrategy(0, 0, SamplingConfig()), runs[0].public_history, 0, rng
+        )
 
 
 def test_continuations_advance_one_move_of_the_original_game():

@@ -19,7 +19,10 @@ def _keys(game, n):
     tree, seqs = game.tree, game.players[n]
     strings = tree.infostate_strings[n]
     keys = [("root", strings[i]) for i in seqs.root_infostates]
-    keys += [(strings[seqs.infostates[seqs.seq_info[s]]], int(seqs.seq_action[s])) for s in range(seqs.num_roots, seqs.num_sequences)]
+    keys += [
+        (strings[seqs.infostates[seqs.seq_info[s]]], int(seqs.seq_action[s]))
+        for s in range(seqs.num_roots, seqs.num_sequences)
+    ]
     return keys
 
 
@@ -113,8 +116,10 @@ def test_a_subset_of_particles_is_the_restricted_game():
     part = build_sequence_game(ptree, depth_limit=4, root_histories=proots, root_weights=w)
     _assert_same_sequence_form(full, part)
     for n in (0, 1):
-        strings = lambda g, infos: sorted(g.tree.infostate_strings[n][i] for i in infos)  # noqa: E731
-        assert strings(full, full.leaf_infostates[n][full.leaf_parent[n] >= 0]) == strings(part, part.leaf_infostates[n])
+        strings = lambda g, infos, n=n: sorted(g.tree.infostate_strings[n][i] for i in infos)  # noqa: E731
+        assert strings(full, full.leaf_infostates[n][full.leaf_parent[n] >= 0]) == strings(
+            part, part.leaf_infostates[n]
+        )
     # the particle tree holds the particles' paths and the subgame below them, nothing else
     ancestors = set()
     for h in roots:

@@ -29,7 +29,11 @@ def _inputs(B=3, N=6, seed=0):
 @pytest.fixture
 def net():
     torch.manual_seed(0)
-    return AttentionVF(feature_dim=F, public_dim=FP, dim=16, num_blocks=2, heads=4, regression_hidden_width=32).double().eval()
+    return (
+        AttentionVF(feature_dim=F, public_dim=FP, dim=16, num_blocks=2, heads=4, regression_hidden_width=32)
+        .double()
+        .eval()
+    )
 
 
 def test_permuting_particles_permutes_values(net):
@@ -76,7 +80,11 @@ def test_weights_saved_with_the_query_as_a_parameter_load_and_give_the_same_valu
     torch.nn.init.normal_(net.pool_query.weight)
     old = {k: v for k, v in net.state_dict().items() if k != "pool_query.weight"}
     old["pool_query"] = net.pool_query.weight.detach().reshape(1, 1, -1).clone()
-    loaded = AttentionVF(feature_dim=F, public_dim=FP, dim=16, num_blocks=2, heads=4, regression_hidden_width=32).double().eval()
+    loaded = (
+        AttentionVF(feature_dim=F, public_dim=FP, dim=16, num_blocks=2, heads=4, regression_hidden_width=32)
+        .double()
+        .eval()
+    )
     loaded.load_state_dict(old)
     inputs = tuple(t.double() if t.is_floating_point() else t for t in _inputs())
     with torch.no_grad():

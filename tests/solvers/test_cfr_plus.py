@@ -162,7 +162,9 @@ def test_leaf_evaluator_hook(kuhn):
         return np.concatenate(v1, 1), np.concatenate(v2, 1)
 
     trunk_uni = [transfer_strategy(full, trunk, n, uni[n][:, 0])[:, None] for n in (0, 1)]
-    (c1, c2), value = profile_root_values(trunk, trunk_uni, (np.ones((1, 1)), np.ones((1, 1))), LeafQueries(trunk, exact_uniform))
+    (c1, c2), value = profile_root_values(
+        trunk, trunk_uni, (np.ones((1, 1)), np.ones((1, 1))), LeafQueries(trunk, exact_uniform)
+    )
     (f1, f2), full_value = profile_root_values(full, list(uni), (np.ones((1, 1)), np.ones((1, 1))))
     assert value[0] == pytest.approx(full_value[0], abs=1e-12)
     assert calls and calls[0] == ((1, trunk.leaf_offsets[0][-1]), (1, trunk.leaf_offsets[1][-1]))

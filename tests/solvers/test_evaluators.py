@@ -15,23 +15,25 @@ import pytest
 import torch
 from torch import nn
 
+from pvf.datasets.layout import DataLayout
+from pvf.datasets.targets import LeafSolver
 from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
-from pvf.datasets.layout import DataLayout
 from pvf.nets import ParticleVF
-from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.datasets.targets import LeafSolver
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sparse_trunks import select_histories, sparse_setting, sparse_trunk
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from tests.conftest import KUHN, LEDUC, cached_tree
+
 
 def network_evaluator(trunk, net, tables, name="particle", slots=(0, 0)):
     """`net` at the trunk's leaves through the architecture `name`'s encoding, raw beliefs."""
-    layout = DataLayout(trunk.tree.game_string, 0, "average",
-                        tables.public_dim, tables.private_dim, tuple(slots), normalize=False)
+    layout = DataLayout(
+        trunk.tree.game_string, 0, "average", tables.public_dim, tables.private_dim, tuple(slots), normalize=False
+    )
     return NetworkEvaluator(trunk, net, ARCHITECTURES[name](), layout, tables)
 
 
@@ -108,7 +110,10 @@ class LookupPositionalNet(_Decoder):
         self.table = table
 
     def forward(self, beliefs, public):
-        rows = [self.table[(self.public_state[public[b].numpy().tobytes()], beliefs[b].numpy().tobytes())] for b in range(len(beliefs))]
+        rows = [
+            self.table[(self.public_state[public[b].numpy().tobytes()], beliefs[b].numpy().tobytes())]
+            for b in range(len(beliefs))
+        ]
         return torch.from_numpy(np.stack(rows))
 
 
@@ -130,7 +135,9 @@ def test_network_equal_to_the_oracle_on_its_data_gives_the_oracle_strategy(which
     if architecture == "particle":
         evaluator = network_evaluator(trunk, LookupParticleNet(trunk, tables, recorder.particles), tables)
     else:
-        evaluator = network_evaluator(trunk, LookupPositionalNet(trunk, tables, recorder.positional), tables, "positional", slots)
+        evaluator = network_evaluator(
+            trunk, LookupPositionalNet(trunk, tables, recorder.positional), tables, "positional", slots
+        )
     strategies = solve_trunk(trunk, evaluator, 8)
     for n in (0, 1):
         np.testing.assert_array_equal(strategies[n], expected[n])
@@ -150,7 +157,9 @@ def test_batched_queries_equal_single_ones(leduc):
     trunk = build_trunk(leduc, 7)
     tables = build_feature_tables(leduc)
     torch.manual_seed(0)
-    net = ParticleVF(feature_dim=tables.public_dim + tables.private_dim + 2, public_dim=tables.public_dim, basis_dim=10).eval()
+    net = ParticleVF(
+        feature_dim=tables.public_dim + tables.private_dim + 2, public_dim=tables.public_dim, basis_dim=10
+    ).eval()
     evaluator = network_evaluator(trunk, net, tables)
     rng = np.random.default_rng(0)
     r1, r2 = rng.random((3, len(trunk.game.leaf_infostates[0]))), rng.random((3, len(trunk.game.leaf_infostates[1])))

@@ -7,16 +7,16 @@ from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import sequence_form_utils
 from open_spiel.python.algorithms.mmd_dilated import MMDDilatedEnt
 
+from pvf.errors import PvfError
 from pvf.solvers import get_solver
 from pvf.solvers.best_response import nash_conv
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.interface import Frozen
 from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.interface import Frozen
 from pvf.solvers.mmd import Schedule, make_schedule, mmd, payoff_scale
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.tabular import from_tabular, to_openspiel, to_tabular
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
-from pvf.errors import PvfError
 from tests.conftest import KUHN, LEDUC, cached_tree
 
 
@@ -113,7 +113,10 @@ def test_fixed_alpha_converges_to_openspiels_qre_leduc(leduc):
 
 @pytest.mark.parametrize("game_string, final", [(KUHN, 0.002), (LEDUC, 0.03)])
 def test_default_schedule_nash_conv_decreases(game_string, final):
-    """Judged by OpenSpiel's nash_conv; measured after 1,000 iterations: Kuhn 0.0010, Leduc 0.0188 (docs/results/mmd.md)."""
+    """Judged by OpenSpiel's nash_conv.
+
+    Measured after 1,000 iterations: Kuhn 0.0010, Leduc 0.0188 (docs/results/mmd.md).
+    """
     tree = cached_tree(game_string)
     game = build_sequence_game(tree)
     figures = []

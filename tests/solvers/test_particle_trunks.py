@@ -8,10 +8,15 @@ from pvf.games.features import build_feature_tables
 from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
 from pvf.nets import ParticleVF
 from pvf.solvers.evaluators import CFRTargetEvaluator
-from pvf.solvers.sparse_trunks import particle_setting
-from pvf.solvers.sparse_trunks import select_histories, solve_sparse_trunk, sparse_setting, uniform_exploitability
-from tests.solvers.test_sparse_trunks import network_evaluator
+from pvf.solvers.sparse_trunks import (
+    particle_setting,
+    select_histories,
+    solve_sparse_trunk,
+    sparse_setting,
+    uniform_exploitability,
+)
 from tests.conftest import GOOF5, cached_tree
+from tests.solvers.test_sparse_trunks import network_evaluator
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +52,8 @@ def test_particle_tree_is_much_smaller(settings):
     assert native.num_histories == full.num_histories > 50
     assert native.tree.num_histories < full.tree.num_histories / 2
     np.testing.assert_array_equal(
-        [history_actions(native.tree, h) for h in native.histories], [history_actions(full.tree, h) for h in full.histories]
+        [history_actions(native.tree, h) for h in native.histories],
+        [history_actions(full.tree, h) for h in full.histories],
     )
 
 
@@ -74,7 +80,9 @@ def test_sweep_points_are_the_same_with_cfr_leaf_values_and_a_network(settings, 
         net = _net(tables)
         kept = select_histories(setting, seed=2, **point)
         oracle = solve_sparse_trunk(setting, kept, lambda t: CFRTargetEvaluator(t, 50), 20, game_root_convention=False)
-        network = solve_sparse_trunk(setting, kept, lambda t: network_evaluator(t, net, tables), 20)
+        network = solve_sparse_trunk(
+            setting, kept, lambda t, net=net, tables=tables: network_evaluator(t, net, tables), 20
+        )
         figures.append(
             [
                 oracle.exploitability.exploitability,

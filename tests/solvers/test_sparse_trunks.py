@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from pvf.games.features import build_feature_tables
 from pvf.datasets.layout import DataLayout
+from pvf.games.features import build_feature_tables
 from pvf.nets import ParticleVF
-from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
-from pvf.solvers.interface import profile_root_values
 from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.interface import profile_root_values
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import uniform_strategy
 from pvf.solvers.sparse_trunks import (
@@ -22,12 +21,15 @@ from pvf.solvers.sparse_trunks import (
 )
 from pvf.solvers.tabular import to_tabular
 from pvf.solvers.trunk_solver import build_trunk, evaluate_trunk, solve_trunk
+from pvf.valuefn import ARCHITECTURES, NetworkEvaluator
 from tests.conftest import GOOF5, LEDUC, cached_tree
+
 
 def network_evaluator(trunk, net, tables, name="particle", slots=(0, 0)):
     """`net` at the trunk's leaves through the architecture `name`'s encoding, raw beliefs."""
-    layout = DataLayout(trunk.tree.game_string, 0, "average",
-                        tables.public_dim, tables.private_dim, tuple(slots), normalize=False)
+    layout = DataLayout(
+        trunk.tree.game_string, 0, "average", tables.public_dim, tables.private_dim, tuple(slots), normalize=False
+    )
     return NetworkEvaluator(trunk, net, ARCHITECTURES[name](), layout, tables)
 
 
@@ -63,7 +65,9 @@ def test_fraction_one_equals_the_unsparsified_trunk(leduc):
     net, tables = _particle_net(leduc)
     setting = sparse_setting(leduc, root_move=2, depth=7, equilibrium_iterations=100)
     assert setting.num_histories == 30
-    result = solve_sparse_trunk(setting, select_histories(setting, fraction=1.0), lambda t: network_evaluator(t, net, tables), 50)
+    result = solve_sparse_trunk(
+        setting, select_histories(setting, fraction=1.0), lambda t: network_evaluator(t, net, tables), 50
+    )
     plain = build_trunk(leduc, 7)
     strategies = solve_trunk(plain, network_evaluator(plain, net, tables), 50)
     sparse_policy = to_tabular(sparse_trunk(setting, result.kept).game, result.strategies)
@@ -82,7 +86,11 @@ class UniformContinuation:
         leaves = trunk.leaf_histories()
         self.game = build_sequence_game(trunk.tree, root_histories=leaves, root_weights=trunk.history_weights(leaves))
         self.position = [
-            np.searchsorted(trunk.game.leaf_infostates[n], self.game.players[n].root_infostates, sorter=np.argsort(trunk.game.leaf_infostates[n]))
+            np.searchsorted(
+                trunk.game.leaf_infostates[n],
+                self.game.players[n].root_infostates,
+                sorter=np.argsort(trunk.game.leaf_infostates[n]),
+            )
             for n in (0, 1)
         ]
         self.order = [np.argsort(trunk.game.leaf_infostates[n]) for n in (0, 1)]
@@ -111,7 +119,14 @@ def test_leaf_scales_convert_between_the_chance_root_and_the_game_root(leduc):
     r1, r2 = (rng.random((1, len(chance.game.leaf_infostates[n]))) for n in (0, 1))
     native = UniformContinuation(chance)(r1, r2)
     # The same leaf infostates in the game-root trunk (same ids; map positions by id).
-    idx = [np.searchsorted(plain.game.leaf_infostates[n], chance.game.leaf_infostates[n], sorter=np.argsort(plain.game.leaf_infostates[n])) for n in (0, 1)]
+    idx = [
+        np.searchsorted(
+            plain.game.leaf_infostates[n],
+            chance.game.leaf_infostates[n],
+            sorter=np.argsort(plain.game.leaf_infostates[n]),
+        )
+        for n in (0, 1)
+    ]
     idx = [np.argsort(plain.game.leaf_infostates[n])[idx[n]] for n in (0, 1)]
     np.testing.assert_array_equal(plain.game.leaf_infostates[0][idx[0]], chance.game.leaf_infostates[0])
     p1, p2 = (np.zeros((1, len(plain.game.leaf_infostates[n]))) for n in (0, 1))
@@ -130,7 +145,9 @@ def test_oracle_on_the_full_support_is_nearly_unexploitable(leduc_setting):
 
 def test_uniform_line_matches_the_authors_leduc_figure(leduc_setting):
     """The authors fixed only the root move's infostates: their uniform line was 0.0793766 (OpenSpiel convention)."""
-    assert uniform_exploitability(leduc_setting, root_only=True).openspiel_convention == pytest.approx(0.0793766, rel=0.01)
+    assert uniform_exploitability(leduc_setting, root_only=True).openspiel_convention == pytest.approx(
+        0.0793766, rel=0.01
+    )
 
 
 @pytest.mark.slow

@@ -24,7 +24,10 @@ def test_a_whole_game_trunk_is_pinned_to_openspiels_nash_conv(game_string):
     result = cfr_plus(game, 15)
     strategies = (result.average_strategy[0][0], result.average_strategy[1][0])
     expected = pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(to_tabular(game, strategies)))
-    short, long = (trunk_exploitability_bounds(game, strategies, trunk_infostate_mask(game, 10**6), iterations=i) for i in (3, 1000))
+    short, long = (
+        trunk_exploitability_bounds(game, strategies, trunk_infostate_mask(game, 10**6), iterations=i)
+        for i in (3, 1000)
+    )
     assert short.upper == pytest.approx(expected, abs=1e-9) and long.upper == pytest.approx(expected, abs=1e-9)
     assert short.lower <= long.lower <= expected + 1e-9 and long.gap < 0.01
 

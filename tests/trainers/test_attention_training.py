@@ -8,17 +8,26 @@ from __future__ import annotations
 
 import torch
 
-from pvf.valuefn.network import load_value_function
-from pvf.trainers.training import train_value_function
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.evaluators import ConstantEvaluator
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
+from pvf.trainers.training import train_value_function
+from pvf.valuefn.network import load_value_function
 
 
 def test_trained_attention_beats_the_constant_evaluator(kuhn_data, tmp_path):
     torch.set_num_threads(1)
-    run = train_value_function(kuhn_data, "attention", tmp_path / "attention.ckpt", seed=0, max_steps=150,
-                               every_n_steps=150, iterations=20, batch_size=4, lr=3e-3)
+    run = train_value_function(
+        kuhn_data,
+        "attention",
+        tmp_path / "attention.ckpt",
+        seed=0,
+        max_steps=150,
+        every_n_steps=150,
+        iterations=20,
+        batch_size=4,
+        lr=3e-3,
+    )
     network = load_value_function(run.checkpoint)
     assert network.architecture == "attention"
     trunk = build_trunk(build_public_tree("kuhn_poker"), 3)

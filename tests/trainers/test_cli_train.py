@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from pvf.cli import main
-from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.trainers.cli import train_main
 from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn.checkpoint import load_checkpoint
 from tests.trainers.config_args import CONFIGS, configs
 
 NAMES = [f"{game}_{arch}" for game in ("leduc", "goofspiel5") for arch in ("positional", "particle", "attention")]
@@ -23,7 +23,10 @@ def test_configs_print(name, capsys):
     printed = yaml.safe_load(capsys.readouterr().out)
     architecture = name.split("_")[1]
     assert printed["model"]["class_path"] == "pvf.trainers.module.ValueFunctionModule"
-    assert printed["model"]["init_args"]["architecture"]["class_path"] == f"pvf.valuefn.{architecture}.{architecture.capitalize()}"
+    assert (
+        printed["model"]["init_args"]["architecture"]["class_path"]
+        == f"pvf.valuefn.{architecture}.{architecture.capitalize()}"
+    )
     assert printed["model"]["init_args"]["lr"] == 0.001
     assert printed["data"]["batch_size"] == 64
     assert printed["trainer"]["accelerator"] == "auto"
@@ -95,8 +98,21 @@ def test_an_interrupted_fit_says_so_and_exits_130(leduc_file, tmp_path, monkeypa
     monkeypatch.setattr(ValueFunctionModule, "training_step", interrupted)
     handler = signal.getsignal(signal.SIGINT)
     try:
-        rc = main(["train", "fit", *configs("leduc_positional"), "--data.path", str(leduc_file),
-                   "--trainer.max_steps", "3", "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu"])
+        rc = main(
+            [
+                "train",
+                "fit",
+                *configs("leduc_positional"),
+                "--data.path",
+                str(leduc_file),
+                "--trainer.max_steps",
+                "3",
+                "--trainer.enable_progress_bar",
+                "false",
+                "--trainer.accelerator",
+                "cpu",
+            ]
+        )
     finally:
         signal.signal(signal.SIGINT, handler)  # Lightning ignores Ctrl-C after an interrupt
     assert rc == 130

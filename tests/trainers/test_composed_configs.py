@@ -23,8 +23,20 @@ from tests.trainers.config_args import CONFIGS, configs
 
 LEGACY = Path(__file__).resolve().parent / "legacy_configs"
 NAMES = sorted(path.stem for path in LEGACY.glob("*.yaml"))
-TINY = ["--trainer.max_steps", "3", "--trainer.limit_val_batches", "1", "--trainer.val_check_interval", "3",
-        "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu", "--data.batch_size", "4"]
+TINY = [
+    "--trainer.max_steps",
+    "3",
+    "--trainer.limit_val_batches",
+    "1",
+    "--trainer.val_check_interval",
+    "3",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.accelerator",
+    "cpu",
+    "--data.batch_size",
+    "4",
+]
 
 
 def _printed(argv: list[str], capsys) -> dict:
@@ -41,13 +53,19 @@ def test_composed_configs_resolve_as_the_old_file(name, capsys):
     old = _printed(["--config", str(LEGACY / f"{name}.yaml")], capsys)
     assert _printed(configs(name), capsys) == old
     game, model = name.split("_")  # either order: the data and the model config set different keys
-    reversed_order = ["--config", str(CONFIGS / "model" / f"{model}.yaml"), "--config", str(CONFIGS / "data" / f"{game}.yaml")]
+    reversed_order = [
+        "--config",
+        str(CONFIGS / "model" / f"{model}.yaml"),
+        "--config",
+        str(CONFIGS / "data" / f"{game}.yaml"),
+    ]
     assert _printed(reversed_order, capsys) == old
 
 
 def test_the_training_defaults_apply_unnamed(capsys):
-    printed = _printed(["--config", str(CONFIGS / "data" / "leduc.yaml"), "--config", str(CONFIGS / "model" / "particle.yaml")],
-                       capsys)
+    printed = _printed(
+        ["--config", str(CONFIGS / "data" / "leduc.yaml"), "--config", str(CONFIGS / "model" / "particle.yaml")], capsys
+    )
     stated = yaml.safe_load((CONFIGS / "train.yaml").read_text())
     assert printed["trainer"]["max_steps"] == stated["trainer"]["max_steps"] == 131072
     assert printed["model"]["init_args"]["lr"] == stated["model"]["init_args"]["lr"] == 0.001
@@ -89,7 +107,12 @@ def test_reproduce_reads_the_configs_from_the_checkout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert CONFIG_DIR == CONFIGS
     defaults = training_defaults()
-    assert (defaults.max_steps, defaults.lr, defaults.lr_schedule, defaults.batch_size) == (131072, 0.001, "constant", 64)
+    assert (defaults.max_steps, defaults.lr, defaults.lr_schedule, defaults.batch_size) == (
+        131072,
+        0.001,
+        "constant",
+        64,
+    )
     assert (defaults.target, defaults.val_fraction) == ("average", 0.1)
     particle = model_config("particle")
     assert particle.architecture == "particle"
@@ -118,9 +141,12 @@ def test_a_missing_or_bad_config_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(config_files, "CONFIG_DIR", copy)
     (copy / "model" / "particle.yaml").write_text(
         "model:\n  init_args:\n    architecture:\n      class_path: pvf.valuefn.particle.Particle\n"
-        "      init_args: {basis_layerz: 3}\n")
+        "      init_args: {basis_layerz: 3}\n"
+    )
     with pytest.raises(PvfError, match="basis_layerz"):
         model_config("particle")
-    (copy / "train.yaml").write_text((CONFIGS / "train.yaml").read_text().replace("normalize: true", "normalize: false"))
+    (copy / "train.yaml").write_text(
+        (CONFIGS / "train.yaml").read_text().replace("normalize: true", "normalize: false")
+    )
     with pytest.raises(PvfError, match="normalize"):
         training_defaults()

@@ -15,8 +15,10 @@ CASES = {
     "option typo": (["--data.pth", "x"], "unknown option --data.pth; did you mean --data.path?"),
     "key typo on the command line": (["--model.init_args.lrr", "0.1"], "unknown key 'lrr'; did you mean lr?"),
     "key typo in a config": ("model:\n  init_args:\n    lrr: 0.1\n", "unknown key 'lrr'; did you mean lr?"),
-    "architecture key typo": (["--model.init_args.architecture.init_args.basis_layrs", "2"],
-                              "unknown key 'basis_layrs'; did you mean basis_layers?"),
+    "architecture key typo": (
+        ["--model.init_args.architecture.init_args.basis_layrs", "2"],
+        "unknown key 'basis_layrs'; did you mean basis_layers?",
+    ),
     "wrong class path": ("model:\n  class_path: pvf.trainers.module.NoSuch\n", "no class pvf.trainers.module.NoSuch"),
     "broken YAML": ("model: [\n", "is not valid YAML (line 2, column 1"),
     "lr nan": (["--model.init_args.lr", "nan"], "model.lr: expected a float, got nan"),
@@ -32,8 +34,9 @@ def test_configuration_mistakes_are_one_line(case, leduc_file, tmp_path, monkeyp
         (tmp_path / "mine.yaml").write_text(extra)
         extra = ["--config", "mine.yaml"]
     before = sorted(tmp_path.iterdir())
-    code = main(["train", "fit", *configs("leduc_particle"), "--data.path", str(leduc_file),
-                 "--trainer.max_steps", "1", *extra])
+    code = main(
+        ["train", "fit", *configs("leduc_particle"), "--data.path", str(leduc_file), "--trainer.max_steps", "1", *extra]
+    )
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2
     assert len(err) == 1 and err[0].startswith("pvf train: error: ") and expected in err[0], err

@@ -48,7 +48,10 @@ def test_process_wide_flushing_outlives_blocks(flag_off) -> None:
 
 
 def test_adam_from_denormal_moments_changes_no_weight(flag_off) -> None:
-    """A step on zero gradients with denormal moments: the same weights flushed or not, the moments zeroed when flushed."""
+    """A step on zero gradients with denormal moments.
+
+    The same weights flushed or not, the moments zeroed when flushed.
+    """
     generator = torch.Generator().manual_seed(0)
     start = torch.randn(4096, generator=generator) * 0.1
 
@@ -87,7 +90,9 @@ print(float((x * 1.0 != 0).float().mean()))
 @pytest.mark.parametrize("early", [True, False])
 def test_the_thread_pool_flushes_only_when_set_before_it_starts(early: bool) -> None:
     """Why the `pvf` command and its workers call flush_denormals_in_process first: pool threads copy the flag."""
-    out = subprocess.run([sys.executable, "-c", _THREADS.format(early=early)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _THREADS.format(early=early)], capture_output=True, text=True, check=True
+    )
     kept = float(out.stdout)
     if early:
         assert kept == 0.0

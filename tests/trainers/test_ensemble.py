@@ -20,7 +20,11 @@ SMALL = {
 }
 # (architecture, backend, preload): "bmm" where every parameter is in a Linear or LayerNorm layer (all three
 # architectures), "vmap" for any net.
-CASES = [(a, b, p) for a in ("positional", "particle", "attention") for b, p in (("bmm", True), ("bmm", False), ("vmap", True))]
+CASES = [
+    (a, b, p)
+    for a in ("positional", "particle", "attention")
+    for b, p in (("bmm", True), ("bmm", False), ("vmap", True))
+]
 
 
 def test_every_registered_architecture_is_covered():
@@ -36,7 +40,11 @@ def separate_losses(paths, architecture, batch_size=16, lr_schedule="constant", 
     runs = [
         separate_run(
             build_member(architecture, layout, seed, lr_schedule=lr_schedule, **model_args),
-            member_data(path, seed), seed, batch_size, STEPS, dtype=torch.float64,
+            member_data(path, seed),
+            seed,
+            batch_size,
+            STEPS,
+            dtype=torch.float64,
         )
         for path, seed in zip(paths, SEEDS)
     ]
@@ -47,8 +55,15 @@ def separate_losses(paths, architecture, batch_size=16, lr_schedule="constant", 
 def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, preload):
     """float64: every member's loss trajectory equals its separate run's for 50 steps."""
     trainer = EnsembleTrainer.from_files(
-        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend,
-        preload=preload, **SMALL[architecture]
+        goofspiel_files,
+        architecture,
+        SEEDS,
+        STEPS,
+        batch_size=BATCH,
+        dtype=torch.float64,
+        backend=backend,
+        preload=preload,
+        **SMALL[architecture],
     )
     padded = 0  # members whose own batch had fewer particles than the step's padded set
     for _ in range(10):
@@ -56,8 +71,15 @@ def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, 
         mask = mask.reshape(len(SEEDS), -1, mask.shape[1])
         padded += int((mask.sum(dim=2).amax(dim=1) < mask.shape[2]).sum())
     trainer = EnsembleTrainer.from_files(
-        goofspiel_files, architecture, SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend=backend,
-        preload=preload, **SMALL[architecture]
+        goofspiel_files,
+        architecture,
+        SEEDS,
+        STEPS,
+        batch_size=BATCH,
+        dtype=torch.float64,
+        backend=backend,
+        preload=preload,
+        **SMALL[architecture],
     )
     trainer.fit()
     reference = separate_losses(goofspiel_files, architecture, BATCH, **SMALL[architecture])
@@ -70,7 +92,9 @@ def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, 
 @pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_paper_sized_members_with_cosine_schedule(leduc_files, architecture):
     """The paper's sizes on Leduc (move 7) and the cosine schedule: same trajectories too."""
-    trainer = EnsembleTrainer.from_files(leduc_files, architecture, SEEDS, STEPS, batch_size=16, dtype=torch.float64, lr_schedule="cosine")
+    trainer = EnsembleTrainer.from_files(
+        leduc_files, architecture, SEEDS, STEPS, batch_size=16, dtype=torch.float64, lr_schedule="cosine"
+    )
     trainer.fit()
     reference = separate_losses(leduc_files, architecture, lr_schedule="cosine")
     assert (trainer.losses - reference).abs().max() < 1e-6
@@ -102,13 +126,19 @@ def test_members_save_as_pvf_train_checkpoints(leduc_files, architecture, tmp_pa
 
 def test_resumed_training_continues_exactly(leduc_files):
     """20 steps, state saved and loaded into a fresh trainer, 20 more = 40 steps straight."""
-    straight = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"])
+    straight = EnsembleTrainer.from_files(
+        leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"]
+    )
     straight.fit()
-    first = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"])
+    first = EnsembleTrainer.from_files(
+        leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"]
+    )
     for _ in range(20):
         first.step(first.next_batch())
     state = first.state_dict()
-    resumed = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"])
+    resumed = EnsembleTrainer.from_files(
+        leduc_files, "particle", SEEDS, 40, batch_size=16, dtype=torch.float64, **SMALL["particle"]
+    )
     resumed.load_state_dict(state)
     resumed.fit()
     assert torch.equal(resumed.losses, straight.losses)
@@ -118,7 +148,9 @@ def test_resumed_training_continues_exactly(leduc_files):
 # steps while every other architecture agreed (attention then ran on vmap; it is on bmm now, not yet
 # run on a GPU); docs/ensembles.md. Expected to fail until understood (not strict).
 CUDA_ARCHITECTURES = [
-    pytest.param(a, marks=pytest.mark.xfail(reason="attention differs by 1.3e-6 on CUDA (H200)")) if a == "attention" else a
+    pytest.param(a, marks=pytest.mark.xfail(reason="attention differs by 1.3e-6 on CUDA (H200)"))
+    if a == "attention"
+    else a
     for a in sorted(ARCHITECTURES)
 ]
 
@@ -135,11 +167,21 @@ def test_cuda_members_train_as_separate_runs(goofspiel_files, architecture, tmp_
     resumed.load_state_dict({k: v for k, v in trainer.state_dict().items()})
     resumed.fit()
     layout = DataLayout.from_file(goofspiel_files[0])
-    reference = torch.stack([
-        separate_run(build_member(architecture, layout, seed, **SMALL[architecture]), member_data(path, seed), seed, BATCH,
-                     STEPS, device="cuda", dtype=torch.float64)
-        for path, seed in zip(goofspiel_files, SEEDS)
-    ], dim=1)
+    reference = torch.stack(
+        [
+            separate_run(
+                build_member(architecture, layout, seed, **SMALL[architecture]),
+                member_data(path, seed),
+                seed,
+                BATCH,
+                STEPS,
+                device="cuda",
+                dtype=torch.float64,
+            )
+            for path, seed in zip(goofspiel_files, SEEDS)
+        ],
+        dim=1,
+    )
     assert (resumed.losses - reference).abs().max() < 1e-6
     resumed.save_members([tmp_path / f"m{k}.ckpt" for k in range(len(SEEDS))])
     load_checkpoint(tmp_path / "m0.ckpt")
@@ -149,9 +191,14 @@ def test_cuda_graph_needs_cuda_and_preloaded_data(leduc_files):
     """Auto: no graph on the CPU; asked for without CUDA or without preloaded data: a one-line PvfError."""
     from pvf.errors import PvfError
 
-    assert EnsembleTrainer.from_files(leduc_files, "positional", SEEDS, 2, batch_size=16, **SMALL["positional"]).graph_step is None
+    assert (
+        EnsembleTrainer.from_files(leduc_files, "positional", SEEDS, 2, batch_size=16, **SMALL["positional"]).graph_step
+        is None
+    )
     with pytest.raises(PvfError, match="CUDA device and preloaded data"):
-        EnsembleTrainer.from_files(leduc_files, "positional", SEEDS, 2, batch_size=16, cuda_graph=True, **SMALL["positional"])
+        EnsembleTrainer.from_files(
+            leduc_files, "positional", SEEDS, 2, batch_size=16, cuda_graph=True, **SMALL["positional"]
+        )
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

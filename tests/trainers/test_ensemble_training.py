@@ -10,9 +10,9 @@ import torch
 import pvf.trainers.ensemble_training as ensemble_training
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
+from pvf.trainers.ensemble import EnsembleTrainer
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.valuefn.network import load_value_function
-from pvf.trainers.ensemble import EnsembleTrainer
 
 SEEDS = (0, 1)
 SMALL = dict(basis_layers=2, basis_hidden_width=8, regression_layers=2, regression_hidden_width=8)
@@ -23,15 +23,30 @@ def kuhn_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("ensemble_runs")
     paths = [root / f"kuhn{s}.h5" for s in SEEDS]
     for s, path in zip(SEEDS, paths):
-        generate(GenerationSpec(game="kuhn_poker", depth=3, num_trunks=12, cfr_iterations=20, seed=s), path, progress=False)
+        generate(
+            GenerationSpec(game="kuhn_poker", depth=3, num_trunks=12, cfr_iterations=20, seed=s), path, progress=False
+        )
     return paths
 
 
 def run(files, out, state=None, progress=False, group_size=None, every=4, block_steps=1024):
     out.mkdir(parents=True, exist_ok=True)
-    return train_ensemble(files, "particle", [out / f"m{s}.ckpt" for s in SEEDS], SEEDS, 12, every, iterations=20,
-                          batch_size=4, state=state, save_every_s=0, group_size=group_size, progress=progress,
-                          block_steps=block_steps, **SMALL)
+    return train_ensemble(
+        files,
+        "particle",
+        [out / f"m{s}.ckpt" for s in SEEDS],
+        SEEDS,
+        12,
+        every,
+        iterations=20,
+        batch_size=4,
+        state=state,
+        save_every_s=0,
+        group_size=group_size,
+        progress=progress,
+        block_steps=block_steps,
+        **SMALL,
+    )
 
 
 @pytest.mark.parametrize("group_size", [None, 1])  # one group of both members; one member at a time

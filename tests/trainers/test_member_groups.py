@@ -15,8 +15,9 @@ STEPS = 24
 
 
 def groups(files, group_size, steps=STEPS):
-    return MemberGroups.from_files(files, "particle", SEEDS, steps, batch_size=16, group_size=group_size,
-                                   dtype=torch.float64, **SMALL)
+    return MemberGroups.from_files(
+        files, "particle", SEEDS, steps, batch_size=16, group_size=group_size, dtype=torch.float64, **SMALL
+    )
 
 
 def test_group_bounds_split_members_evenly():
@@ -38,13 +39,19 @@ def test_auto_group_size_follows_the_members_size():
 def test_groups_train_as_one_ensemble(leduc_files, group_size):
     """Float64: every member's loss trajectory as in one 3-member ensemble; measured at the same steps, and
     blocks end at every multiple of the measurement interval and of the block length."""
-    whole = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, STEPS, batch_size=16, dtype=torch.float64, **SMALL)
+    whole = EnsembleTrainer.from_files(
+        leduc_files, "particle", SEEDS, STEPS, batch_size=16, dtype=torch.float64, **SMALL
+    )
     whole.fit()
     grouped = groups(leduc_files, group_size)
     assert [g.members for g in grouped.groups] == [b - a for a, b in group_bounds(3, group_size)]
     seen, blocks = [], []
-    grouped.fit(lambda tr: seen.append([g.step_count for g in tr.groups]), every_n_steps=10,
-                on_block=lambda tr: blocks.append([g.step_count for g in tr.groups]), block_steps=8)
+    grouped.fit(
+        lambda tr: seen.append([g.step_count for g in tr.groups]),
+        every_n_steps=10,
+        on_block=lambda tr: blocks.append([g.step_count for g in tr.groups]),
+        block_steps=8,
+    )
     assert seen == [[0] * len(grouped.groups), [10] * len(grouped.groups), [20] * len(grouped.groups)]
     assert blocks == [[step] * len(grouped.groups) for step in (8, 10, 16, 20, 24)]  # ends at both multiples
     torch.testing.assert_close(grouped.loss_window(0, STEPS), whole.losses, rtol=0, atol=1e-10)
@@ -66,14 +73,17 @@ def test_state_resumes_under_any_grouping(leduc_files):
     resumed = groups(leduc_files, 1)
     resumed.load_state_dict(state)
     resumed.fit()
-    plain = EnsembleTrainer.from_files(leduc_files, "particle", SEEDS, STEPS, batch_size=16, dtype=torch.float64, **SMALL)
+    plain = EnsembleTrainer.from_files(
+        leduc_files, "particle", SEEDS, STEPS, batch_size=16, dtype=torch.float64, **SMALL
+    )
     plain.load_state_dict(state)
     plain.fit()
     for other in (resumed.loss_window(0, STEPS), plain.losses):
         torch.testing.assert_close(other, straight.loss_window(0, STEPS), rtol=0, atol=1e-10)
     with pytest.raises(PvfError, match="seeds"):
-        MemberGroups.from_files(leduc_files[:2], "particle", SEEDS[:2], STEPS, batch_size=16, group_size=1,
-                                **SMALL).load_state_dict(state)
+        MemberGroups.from_files(
+            leduc_files[:2], "particle", SEEDS[:2], STEPS, batch_size=16, group_size=1, **SMALL
+        ).load_state_dict(state)
 
 
 def test_a_group_size_must_be_positive(leduc_files):

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from pvf.valuefn.encoding import normalize_beliefs
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.sequence_form import build_sequence_game
+from pvf.valuefn.encoding import normalize_beliefs
 from tests.conftest import LEDUC, cached_tree
 
 

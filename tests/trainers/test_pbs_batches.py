@@ -10,11 +10,11 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
+from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
 from pvf.trainers.datamodule import PbsDataModule
-from pvf.datasets.layout import DataLayout
 from pvf.valuefn.registry import make_architecture
 
 
@@ -39,7 +39,12 @@ def test_both_architectures_encode_the_same_infostates(leduc_file):
     dataset = PbsTorchDataset(leduc_file, rows)
     both = encode(layout, [dataset[i] for i in range(len(rows))], normalize=False)
     slots = both["positional"]
-    batch = {**both["particle"], "slot_beliefs": slots["slot_beliefs"], "slot_targets": slots["targets"], "slot_mask": slots["mask"]}
+    batch = {
+        **both["particle"],
+        "slot_beliefs": slots["slot_beliefs"],
+        "slot_targets": slots["targets"],
+        "slot_mask": slots["mask"],
+    }
     B, N, S = 7, 10, layout.num_slots
     assert batch["features"].shape == (B, N, 30)
     assert batch["slot_beliefs"].shape == batch["slot_targets"].shape == batch["slot_mask"].shape == (B, S)
@@ -55,7 +60,9 @@ def test_both_architectures_encode_the_same_infostates(leduc_file):
             np.testing.assert_allclose(batch["slot_targets"][b, positions], ds.target[lo:hi], rtol=1e-6)
             assert batch["slot_mask"][b].sum() == batch["mask"][b].sum() == n
             features = batch["features"][b, :n].numpy()
-            np.testing.assert_array_equal(features[:, :22], np.broadcast_to(ds.public_features[ds.public_state[row]], (n, 22)))
+            np.testing.assert_array_equal(
+                features[:, :22], np.broadcast_to(ds.public_features[ds.public_state[row]], (n, 22))
+            )
             for j in range(n):
                 np.testing.assert_array_equal(features[j, 22:28], ds.private_features[player[j]][ds.index[lo + j]])
             np.testing.assert_array_equal(features[:, 28:], np.eye(2)[player])

@@ -17,8 +17,21 @@ import torch
 
 from pvf.cli import main
 from tests.trainers.config_args import configs
-QUICK = ["--trainer.max_steps", "2", "--trainer.limit_val_batches", "1", "--trainer.val_check_interval", "2",
-         "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu", "--data.batch_size", "4"]
+
+QUICK = [
+    "--trainer.max_steps",
+    "2",
+    "--trainer.limit_val_batches",
+    "1",
+    "--trainer.val_check_interval",
+    "2",
+    "--trainer.enable_progress_bar",
+    "false",
+    "--trainer.accelerator",
+    "cpu",
+    "--data.batch_size",
+    "4",
+]
 
 
 def _listing(root: Path) -> list[str]:
@@ -56,8 +69,14 @@ BAD_OPTIONS = {
     "batch size 0": ["--data.batch_size", "0"],
     "negative lr": ["--model.init_args.lr", "-1"],
     "no gpu": ["--trainer.accelerator", "gpu"],
-    "cosine without max_steps": ["--trainer.max_steps", "-1", "--trainer.max_epochs", "1",
-                                 "--model.init_args.lr_schedule", "cosine"],  # found once training starts
+    "cosine without max_steps": [
+        "--trainer.max_steps",
+        "-1",
+        "--trainer.max_epochs",
+        "1",
+        "--model.init_args.lr_schedule",
+        "cosine",
+    ],  # found once training starts
 }
 
 
@@ -88,8 +107,19 @@ def test_test_subcommand_reports_the_held_out_loss(kuhn_file, tmp_path, monkeypa
     assert _train("leduc_positional", kuhn_file) == 0
     ckpt = tmp_path / "runs" / "kuhn_positional" / "tensorboard" / "version_0" / "checkpoints" / "last.ckpt"
     capsys.readouterr()
-    argv = ["train", "test", *configs("leduc_positional"), "--data.path", str(kuhn_file),
-            "--trainer.accelerator", "cpu", "--trainer.enable_progress_bar", "false", "--ckpt_path", str(ckpt)]
+    argv = [
+        "train",
+        "test",
+        *configs("leduc_positional"),
+        "--data.path",
+        str(kuhn_file),
+        "--trainer.accelerator",
+        "cpu",
+        "--trainer.enable_progress_bar",
+        "false",
+        "--ckpt_path",
+        str(ckpt),
+    ]
     assert main(argv) == 0
     assert "test_loss" in capsys.readouterr().out
 

@@ -8,7 +8,6 @@ import pytorch_lightning as pl
 import torch
 
 from pvf.errors import PvfError
-
 from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.module import ValueFunctionModule
 from pvf.valuefn.registry import make_architecture
@@ -99,9 +98,17 @@ def test_train_loss_is_the_mse_of_each_logging_window(leduc_data, tmp_path):
             seen.append((float(loss) * count, count))
 
     logger = pl.loggers.CSVLogger(tmp_path)
-    trainer = pl.Trainer(accelerator="cpu", logger=logger, max_steps=9, log_every_n_steps=3, limit_val_batches=0,
-                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
-                         callbacks=[Record()])
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        logger=logger,
+        max_steps=9,
+        log_every_n_steps=3,
+        limit_val_batches=0,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[Record()],
+    )
     trainer.fit(vf, datamodule=leduc_data)
     with open(f"{logger.log_dir}/metrics.csv") as f:
         rows = [line.split(",") for line in f.read().split()[1:]]

@@ -8,11 +8,11 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
-from pvf.errors import PvfError
-from pvf.valuefn.checkpoint import load_checkpoint
-from pvf.trainers.datamodule import PbsDataModule
 from pvf.datasets.layout import DataLayout
+from pvf.errors import PvfError
+from pvf.trainers.datamodule import PbsDataModule
 from pvf.trainers.module import ValueFunctionModule
+from pvf.valuefn.checkpoint import load_checkpoint
 from pvf.valuefn.registry import make_architecture
 
 SMALL = {
