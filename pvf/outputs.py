@@ -66,7 +66,13 @@ def check_future_dir(path: str | Path, option: str) -> Path:
     if out.exists() and not out.is_dir():
         raise PvfError(f"{out} is a file; {option} takes a directory")
     existing = next(p for p in (out, *out.absolute().parents) if p.exists())
-    _check_writable_dir(existing, option)
+    if existing == out.absolute():
+        _check_writable_dir(out, option)
+        return out
+    try:
+        _check_writable_dir(existing, option)
+    except PvfError:
+        raise PvfError(f"cannot create directory {out} ({existing} is not writable); choose another {option}") from None
     return out
 
 

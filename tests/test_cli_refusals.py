@@ -44,7 +44,10 @@ CASES = {
     "linear --lr nan": ([*LINEAR, "--lr", "nan"], ["positive finite"]),
     # values that cannot work
     "linear --lr inf": ([*LINEAR, "--lr", "inf"], ["positive finite"]),
-    "mmd --alpha 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "1e308"], ["alpha", "[0, 1e+06]"]),
+    "mmd --alpha 1e308": (
+        ["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "1e308"],
+        ["alpha must be finite and non-negative, at most 1e+06"],
+    ),
     "mmd --stepsize 1e308": (["solve", "kuhn_poker", "--solver", "mmd", "--stepsize", "1e308"], ["stepsize"]),
     "mmd --alpha -1": (["solve", "kuhn_poker", "--solver", "mmd", "--alpha", "-1"], ["alpha"]),
     "particle-trunks --draws 1e8": (
@@ -105,3 +108,23 @@ def test_a_ray_address_nothing_answers_at_is_refused_at_once(address, words, tmp
     ]
     assert_refused(pvf_here(capsys, *args), *words)
     assert listing(tmp_path) == []
+
+
+def test_generate_warns_where_describe_warns(tmp_path, monkeypatch, capsys):
+    """Kuhn at move 1 (before any player acts): every trunk's samples are the same PBSs; said, not refused."""
+    monkeypatch.chdir(tmp_path)
+    proc = pvf_here(capsys, "generate", "--game", "kuhn", "--depth", "1", "--trunks", "3", "--out", "k.h5")
+    assert proc.returncode == 0
+    assert proc.stderr.strip().splitlines() == [
+        "pvf generate: warning: move 1: no player acts before it, so every trunk strategy gives the same beliefs "
+        "and each trunk's samples are the same PBSs; choose a later move (pvf describe kuhn_poker lists them)"
+    ]
+    assert (
+        pvf_here(capsys, "generate", "--game", "kuhn", "--depth", "3", "--trunks", "3", "--out", "k3.h5").stderr == ""
+    )
+
+
+def test_leaf_targets_has_the_max_histories_its_refusal_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    line = assert_refused(pvf_here(capsys, "experiment", "leaf-targets", "--game", "leduc", "--max-histories", "100"))
+    assert "--max-histories" in line

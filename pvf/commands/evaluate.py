@@ -20,7 +20,7 @@ from pathlib import Path
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.errors import PvfError
-from pvf.outputs import check_output_dir, check_output_file, disk_errors
+from pvf.outputs import check_future_dir, check_output_dir, check_output_file, disk_errors
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -145,6 +145,7 @@ def run_sparse(args: argparse.Namespace) -> int:
     from pvf.valuefn.network import load_value_function
 
     require_positive(args, "iterations")
+    check_future_dir(args.out, "--out")  # checked before any work, made once the input is known good
     networks = [load_value_function(path, args.game, args.depth) for path in args.checkpoint]
     layout = networks[0].meta.layout
     for other in networks[1:]:

@@ -21,7 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pvf.commands import require_positive
+from pvf.commands import require_positive, resolve_max_histories
 from pvf.errors import PvfError
 from pvf.outputs import check_future_dir, check_output_dir
 
@@ -63,6 +63,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf solve, as the targets (default 100)"
     )
     leaf.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
+    leaf.add_argument(
+        "--max-histories", type=int, default=None, help="size cap of the enumerated game (default 2,000,000)"
+    )
     leaf.add_argument(
         "--seed", type=int, default=0, help="unused: every step is deterministic (accepted for uniformity)"
     )
@@ -187,8 +190,10 @@ def run(args: argparse.Namespace) -> int:
 
 def run_leaf(args: argparse.Namespace) -> int:
     from pvf.experiments.leaf_targets import run_leaf_targets
+    from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
     require_positive(args, "cfr_iterations", "iterations")
+    resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
 
     shown: list[str] = []
 
@@ -208,7 +213,9 @@ def run_leaf(args: argparse.Namespace) -> int:
         )
         shown.append(row["evaluator"])
 
-    rows = run_leaf_targets(args.game, args.depth, args.cfr_iterations, args.iterations, on_result=show)
+    rows = run_leaf_targets(
+        args.game, args.depth, args.cfr_iterations, args.iterations, on_result=show, max_histories=args.max_histories
+    )
     if args.json:
         print(
             json.dumps(

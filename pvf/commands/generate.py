@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pvf.commands import add_progress_argument, progress_wanted, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments
-from pvf.errors import PvfError
+from pvf.errors import PvfError, say_on_stderr
 from pvf.solvers.registry import DEFAULT_SOLVER
 
 if TYPE_CHECKING:
@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     from pvf.datasets.generate import generate
     from pvf.datasets.sampling import SamplingConfig
     from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
+    from pvf.games.depths import same_beliefs_warning
+    from pvf.games.loading import load_game
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
     mix = {
@@ -143,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_wanted(args),
         max_histories=args.max_histories,
     )
+    warning = same_beliefs_warning(load_game(spec.game), spec.depth)  # as `pvf describe` warns
+    if warning:
+        say_on_stderr(f"pvf generate: warning: {warning}")
     _print_report(report, args.json, f"samples of {spec.game} at move {spec.depth}", show_rate=True)
     return 0
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pvf.games.public_tree import build_public_tree
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
@@ -43,12 +43,14 @@ def run_leaf_targets(
     cfr_iterations: int = 100,
     iterations: int = 100,
     on_result: Callable[[dict[str, Any]], None] | None = None,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> list[dict[str, Any]]:
     """One row per evaluator: {evaluator, trunk_exploitability (NashConv), openspiel, solve_seconds}.
 
     on_result: called with each row as soon as it is computed (progress output).
+    max_histories: the public tree's size cap (`pvf.games.public_tree`).
     """
-    trunk = build_trunk(build_public_tree(game), depth)
+    trunk = build_trunk(build_public_tree(game, max_histories=max_histories), depth)
     rows = []
     for name, make in EVALUATORS.items():
         result = solve_and_evaluate(trunk, make(trunk, cfr_iterations), iterations)

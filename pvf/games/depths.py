@@ -22,7 +22,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import TERMINAL, PublicTree
+from pvf.games.walk import child, root_node
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,24 @@ class DepthSizes:
 
     def as_dict(self) -> dict:
         return {**asdict(self), "infostates": list(self.infostates), "max_infostates": list(self.max_infostates)}
+
+
+def same_beliefs_warning(loaded: LoadedGame, depth: int) -> str | None:
+    """`DepthSizes.warning`'s line for move `depth`, found without the public tree: the histories of smaller
+    move numbers are walked breadth first until a player acts at one (usually within a few histories)."""
+    frontier = [root_node(loaded)]
+    while frontier:
+        node = frontier.pop()
+        state = node.state
+        if node.original.move_number() >= depth or state.is_terminal():
+            continue
+        if state.current_player() in (0, 1):
+            return None
+        frontier.extend(child(node, a, loaded.simultaneous) for a, _ in state.chance_outcomes())
+    return (
+        f"move {depth}: no player acts before it, so every trunk strategy gives the same beliefs and each trunk's "
+        f"samples are the same PBSs; choose a later move (pvf describe {loaded.game_string} lists them)"
+    )
 
 
 def depth_sizes(tree: PublicTree) -> list[DepthSizes]:

@@ -61,6 +61,8 @@ from pvf.solvers.interface import Frozen, LeafEvaluator, LeafQueries, SolverResu
 from pvf.solvers.sequence_form import PlayerSequences, SequenceGame
 from pvf.solvers.sequence_ops import realization_plan, uniform_strategy
 
+MAX_CONSTANT = 1e6  # alpha or stepsize beyond it overflow the update's products (1e308 gave NaN strategies)
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -82,10 +84,10 @@ class Schedule:
     alternating: bool = False
 
     def __post_init__(self):
-        if not (math.isfinite(self.alpha) and self.alpha >= 0):
-            raise PvfError(f"MMD alpha must be finite and non-negative, got {self.alpha}")
-        if self.stepsize is not None and not (math.isfinite(self.stepsize) and self.stepsize > 0):
-            raise PvfError(f"MMD stepsize must be finite and positive, got {self.stepsize}")
+        if not (math.isfinite(self.alpha) and 0 <= self.alpha <= MAX_CONSTANT):
+            raise PvfError(f"MMD alpha must be finite and non-negative, at most {MAX_CONSTANT:g}, got {self.alpha}")
+        if self.stepsize is not None and not (math.isfinite(self.stepsize) and 0 < self.stepsize <= MAX_CONSTANT):
+            raise PvfError(f"MMD stepsize must be finite and positive, at most {MAX_CONSTANT:g}, got {self.stepsize}")
         if self.stepsize is None and self.alpha == 0:
             raise PvfError(
                 "MMD with alpha 0 needs an explicit stepsize (the default stepsize is proportional to alpha)"
@@ -121,26 +123,11 @@ DEFAULT_SCHEDULE = "alternating"
 SCHEDULE_NAMES = ("fixed", *SCHEDULES)
 
 
-MAX_CONSTANT = 1e6  # alpha or stepsize beyond it overflow the update's products (1e308 gave NaN strategies)
-
-
-def _check_constant(name: str, value: float | None, zero_allowed: bool) -> None:
-    """PvfError (one line) unless `value` is None or a finite number in [0 or above 0, MAX_CONSTANT]."""
-    if value is None:
-        return
-    low_ok = value >= 0 if zero_allowed else value > 0
-    if not (math.isfinite(value) and low_ok and value <= MAX_CONSTANT):
-        interval = f"[0, {MAX_CONSTANT:g}]" if zero_allowed else f"(0, {MAX_CONSTANT:g}]"
-        raise PvfError(f"MMD's {name} must be a finite number in {interval}, got {value}")
-
-
 def make_schedule(name: str | None = None, alpha: float | None = None, stepsize: float | None = None) -> Schedule:
     """A named schedule, or "fixed" with `alpha`; `alpha`/`stepsize` override a named schedule's constants.
 
     Without a name: "fixed" if `alpha` is given (OpenSpiel's MMDDilatedEnt(alpha, stepsize)), else the default.
     """
-    _check_constant("alpha", alpha, zero_allowed=True)
-    _check_constant("stepsize", stepsize, zero_allowed=False)
     if name is None:
         name = "fixed" if alpha is not None else DEFAULT_SCHEDULE
     if name == "fixed":

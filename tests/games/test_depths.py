@@ -10,8 +10,9 @@ from collections import defaultdict
 import pyspiel
 import pytest
 
-from pvf.games.depths import depth_sizes
-from tests.conftest import cached_tree
+from pvf.games.depths import depth_sizes, same_beliefs_warning
+from pvf.games.loading import load_game
+from tests.conftest import GOOF4, KUHN, LEDUC, cached_tree
 
 
 def _walk(game: pyspiel.Game) -> tuple[dict, dict, set]:
@@ -75,3 +76,11 @@ def test_describe_warns_where_every_sample_is_identical():
         [sys.executable, "-m", "pvf.cli", "describe", "kuhn_poker"], capture_output=True, text=True, timeout=120
     )
     assert text.returncode == 0 and "warning: move 2: no player acts before it" in text.stdout
+
+
+@pytest.mark.parametrize("game", [KUHN, LEDUC, GOOF4])
+def test_the_warning_without_the_tree_is_the_warning_from_the_tree(game):
+    """`pvf generate` warns from a walk of the first moves; `pvf describe` from the enumerated tree: they agree."""
+    loaded = load_game(game)
+    for sizes in depth_sizes(cached_tree(game)):
+        assert (same_beliefs_warning(loaded, sizes.depth) is None) == (sizes.warning() is None), sizes.depth
