@@ -18,6 +18,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 import pvf
 from pvf import interrupts
@@ -29,8 +30,17 @@ NETWORK_COMMANDS = {"train", "evaluate", "reproduce", "experiment"}
 SUBCOMMANDS = ["solve", "describe", "generate", "inspect", "evaluate", "reproduce", "experiment"]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors (an unknown option, a value of the wrong type) are one line, not the usage block;
+    every subcommand's parser is one too (subparsers take their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        say_on_stderr(f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)")
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pvf", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="pvf", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pvf {pvf.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser(

@@ -128,3 +128,14 @@ def test_leaf_targets_has_the_max_histories_its_refusal_names(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     line = assert_refused(pvf_here(capsys, "experiment", "leaf-targets", "--game", "leduc", "--max-histories", "100"))
     assert "--max-histories" in line
+
+
+@pytest.mark.parametrize(
+    "args", [["describe", "kuhn_poker", "--seed", "nan"], ["solve", "kuhn_poker", "--bogus"], ["reproduce"], []]
+)
+def test_argument_errors_are_one_line_not_the_usage_block(args, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        pvf_here(capsys, *args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and len(err) == 1 and "--help` lists the options" in err[0], err
