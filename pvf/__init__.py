@@ -17,10 +17,8 @@ docs/example.py runs them all; docs/architecture.md maps the packages.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from pvf.errors import PvfError
+from pvf.exports import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -39,7 +37,4 @@ API_NAMES = (
 __all__ = ["PvfError", "__version__", *API_NAMES]
 
 
-def __getattr__(name: str) -> Any:
-    if name in API_NAMES:
-        return getattr(importlib.import_module("pvf.api"), name)
-    raise AttributeError(f"module 'pvf' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, dict.fromkeys(API_NAMES, "pvf.api"))

@@ -22,30 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pvf import API_NAMES
 from pvf.datasets.generate import GenerationReport, generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfTypeError, check_argument
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.best_response import nash_conv
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
+from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator  # noqa: F401 (re-exported: API_NAMES)
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.tabular import TabularPolicy, to_tabular
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate  # noqa: F401 (build_trunk re-exported)
 
-# the names `pvf` re-exports (pvf/__init__.py resolves them lazily; tests/test_example.py checks the two agree)
-__all__ = [
-    "ConstantEvaluator",
-    "ExactEvaluator",
-    "Solution",
-    "build_trunk",
-    "generate_dataset",
-    "load_value_function",
-    "solve",
-    "solve_trunk",
-    "train_value_function",
-]
+__all__ = list(API_NAMES)  # the names `pvf` re-exports, listed once in pvf/__init__.py
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_from_args
@@ -165,7 +164,6 @@ def run_sparse(args: argparse.Namespace) -> int:
         raise PvfError(f"--fractions must lie in (0, 1], got {args.fractions}")
     if min(seeds) < 0:
         raise PvfError(f"--seeds must be non-negative, got {args.seeds if args.seeds else args.seed}")
-    check_output_dir(args.out, "--out")  # only now: bad input leaves no directory behind
     tree = build_public_tree(layout.game)
     setting = sparse_setting(tree, root_move, layout.depth, args.equilibrium_iterations, args.support_threshold)
     points = sweep_points(fractions, min_count or None)
@@ -174,7 +172,7 @@ def run_sparse(args: argparse.Namespace) -> int:
     )
     summary = summarize(rows)
     uniform = uniform_reference(setting)
-    out_dir = Path(args.out)
+    out_dir = check_output_dir(args.out, "--out")  # only now: bad input or a failed sweep leaves no directory
     write_csv(summary, out_dir / "sparse.csv")
     write_csv(runs_table(rows), out_dir / "sparse_runs.csv")
     plot_sparse(

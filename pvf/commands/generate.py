@@ -110,8 +110,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pvf.datasets.generate import generate
     from pvf.datasets.sampling import SamplingConfig
-    from pvf.datasets.spec import DEFAULT_TASK_SIZE, GenerationSpec
+    from pvf.datasets.spec import DEFAULT_MAX_SUBGAME_HISTORIES, DEFAULT_TASK_SIZE, GenerationSpec, ParticleOptions
     from pvf.games.depths import same_beliefs_warning
+    from pvf.games.induced_pbs import check_particle_count
     from pvf.games.loading import load_game
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
@@ -120,11 +121,19 @@ def run(args: argparse.Namespace) -> int:
         for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep))
         if v is not None
     }
-    if args.particles is not None:
-        return _run_particles(args, SamplingConfig(**mix))
-    if args.rows != "particles":
+    particles = args.particles is not None
+    if particles:
+        check_particle_count(args.particles, "--particles")
+        if args.solver != DEFAULT_SOLVER:
+            raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
+    elif args.rows != "particles":
         raise PvfError("--rows applies to particle datasets; add --particles K")
-    resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
+    resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
+    kind = (
+        {"particles": ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows)}
+        if particles
+        else {"solver": args.solver}
+    )
     spec = GenerationSpec(
         game=args.game,
         depth=args.depth,
@@ -134,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingConfig(**mix),
         target=args.target,
         task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
-        solver=args.solver,
+        **kind,
     )
     report = generate(
         spec,
@@ -143,47 +152,16 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         overwrite=args.overwrite,
         progress=progress_wanted(args),
-        max_histories=args.max_histories,
+        **({} if particles else {"max_histories": args.max_histories}),  # a particle spec carries its cap
     )
-    warning = same_beliefs_warning(load_game(spec.game), spec.depth)  # as `pvf describe` warns
-    if warning:
-        say_on_stderr(f"pvf generate: warning: {warning}")
-    _print_report(report, args.json, f"samples of {spec.game} at move {spec.depth}", show_rate=True)
-    return 0
-
-
-def _run_particles(args: argparse.Namespace, sampling) -> int:
-    from pvf.datasets.generate import generate
-    from pvf.datasets.spec import DEFAULT_MAX_SUBGAME_HISTORIES, DEFAULT_TASK_SIZE, GenerationSpec, ParticleOptions
-
-    if args.solver != DEFAULT_SOLVER:
-        raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
-    resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES)
-    spec = GenerationSpec(
-        game=args.game,
-        depth=args.depth,
-        num_trunks=args.trunks,
-        cfr_iterations=args.cfr_iterations,
-        seed=args.seed,
-        sampling=sampling,
-        target=args.target,
-        task_size=DEFAULT_TASK_SIZE if args.task_size is None else args.task_size,
-        particles=ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows),
-    )
-    report = generate(
-        spec,
-        args.out,
-        workers=args.workers,
-        backend=args.backend,
-        overwrite=args.overwrite,
-        progress=progress_wanted(args),
-    )
-    _print_report(
-        report,
-        args.json,
-        f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}",
-        show_rate=False,
-    )
+    if particles:
+        written = f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}"
+    else:
+        written = f"samples of {spec.game} at move {spec.depth}"
+        warning = same_beliefs_warning(load_game(spec.game), spec.depth)  # as `pvf describe` warns
+        if warning:
+            say_on_stderr(f"pvf generate: warning: {warning}")
+    _print_report(report, args.json, written, show_rate=not particles)
     return 0
 
 

@@ -42,7 +42,7 @@ from pvf.errors import PvfError, say_on_stderr
 from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
-from pvf.outputs import check_output_dir
+from pvf.outputs import check_future_dir
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
 FIGURES = {
@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3, reproduce_fig4
 
     options, notes = config_options(args)
-    config = ReproduceConfig(**options, out=check_output_dir(args.out, "--out"), progress=progress_wanted(args))
+    config = ReproduceConfig(**options, out=check_future_dir(args.out, "--out"), progress=progress_wanted(args))
     for note in notes:  # only once every option is known good: an error stays one line
         say_on_stderr(note)
     torch.set_num_threads(args.threads)

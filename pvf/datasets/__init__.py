@@ -22,8 +22,7 @@ The names below are imported on first use, so that reading a file
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pvf.exports import lazy_attributes
 
 _EXPORTS = {
     "GenerationReport": "pvf.datasets.generate",
@@ -37,7 +36,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'pvf.datasets' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_attributes(__name__, _EXPORTS)

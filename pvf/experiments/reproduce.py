@@ -92,7 +92,7 @@ from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
 from pvf.games.public_tree import build_public_tree
-from pvf.outputs import output_lock
+from pvf.outputs import check_output_dir, output_lock
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.trainers.configs import model_config, training_defaults
@@ -178,9 +178,36 @@ def training_options(architecture: str, model: str | None = None) -> dict[str, A
     return {**network.arguments, "lr": defaults.lr, "val_fraction": defaults.val_fraction}
 
 
+def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> None:
+    """PvfError, before any data is made, for datasets that cannot be made or cannot fill a batch.
+
+    depths: game -> the move its data is at. Each trunk strategy gives one PBS per public state at
+    that move; round(val_fraction · trunks) of them (at least one) are held out for validation.
+    """
+    val_fraction = training_defaults().val_fraction
+    held_out = max(1, round(val_fraction * config.trunks))
+    if held_out >= config.trunks:
+        raise PvfError(
+            f"--trunks {config.trunks} leaves no trunk strategy to train on once {held_out} are held out "
+            f"for validation ({val_fraction:g} of them); use more --trunks"
+        )
+    for game, depth in depths.items():
+        GenerationSpec(
+            GAMES[game], depth, config.trunks, config.cfr_iterations, min(config.seeds), solver=config.solver
+        )  # its own checks (sizes an HDF5 file can hold, ...)
+        rows = (config.trunks - held_out) * len(build_public_tree(GAMES[game]).public_states_at_depth(depth))
+        if config.batch_size > rows and not config.separate_runs:  # an ensemble member takes whole batches
+            raise PvfError(
+                f"batch size {config.batch_size} does not fit a member's {rows} training samples of {game} "
+                f"({config.trunks - held_out} trunks); use a batch size from 1 to {rows}, or more --trunks"
+            )
+
+
 def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
     summary: dict[str, Any] = {}
+    check_datasets(config, {g: PAPER_GAMES[g].fig3_depth for g in config.games if g in PAPER_GAMES})
+    check_output_dir(config.out, "--out")  # made only now: refused input leaves nothing behind
     for game in config.games:
         if game in PARTICLE_GAMES:
             raise PvfError(f"fig3 needs the public tree, which {game} exceeds; it has fig4 (particle trunks) only")
@@ -204,6 +231,8 @@ def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
 def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
+    check_datasets(config, {g: PAPER_GAMES[g].sparse_depth for g in config.games if g in PAPER_GAMES})
+    check_output_dir(config.out, "--out")  # made only now: refused input leaves nothing behind
     for game in config.games:
         if game in PARTICLE_GAMES:
             summary[game] = reproduce_particle_fig4(config, PARTICLE_GAMES[game])

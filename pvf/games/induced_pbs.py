@@ -42,7 +42,7 @@ MAX_PARTICLES = 1024  # about K² = 10⁶ joined histories a sample: many minute
 def check_particle_count(k: int, option: str) -> None:
     """PvfError (one line, what a K costs) unless 1 <= k <= MAX_PARTICLES."""
     if k < 1:
-        raise PvfError(f"{option} must be positive, got {k}")
+        raise PvfError(f"{option} must be at least 1, got {k}")
     if k > MAX_PARTICLES:
         raise PvfError(
             f"{option} {k:,}: the PBS K particles induce holds up to K² histories (one core, a sample: "

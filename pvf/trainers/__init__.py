@@ -11,8 +11,7 @@ are read back by `pvf.valuefn.load_checkpoint`, weights only.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pvf.exports import lazy_attributes
 
 # name -> module; resolved on first use, so that importing a submodule (e.g. the registry the `pvf`
 # command reads) does not load torch
@@ -27,7 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _EXPORTS)
