@@ -199,7 +199,7 @@ def run_case(args: list[str], timeout: float, env: dict) -> tuple[bool, str]:
             return False, f"traceback: {err.strip().splitlines()[-1][:200]}"
         if timed_out:
             half = [p for p in left if p.endswith((".tmp", ".part"))]
-            ok = proc.returncode == 143 and not half
+            ok = proc.returncode in (143, -signal.SIGTERM) and not half  # -15: stopped while still starting up
             return ok, f"accepted, work begun; SIGTERM -> {proc.returncode}" + (f", left {half}" if half else "")
         if proc.returncode == 0:
             return True, "ran"

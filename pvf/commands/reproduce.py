@@ -45,6 +45,8 @@ from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_future_dir
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
+MAX_SEEDS = 1_000  # each seed is a dataset and a net per architecture
+MAX_THREADS = 1_024  # torch's thread count is a C int; these nets gain nothing beyond a few
 FIGURES = {
     "fig3": ("figure 3: trunk exploitability of value functions during training", "paper"),
     "fig4": ("figure 4: sparse particle trunks from a share of the equilibrium's histories", "paper"),
@@ -297,6 +299,9 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         if own != figure and getattr(args, name) not in (None, False) and not (moved and own == "particles")
     ]
     require_positive(args, "seeds", "cfr_iterations", "batch_size", "iterations", "workers", "threads")
+    for name, most in (("seeds", MAX_SEEDS), ("threads", MAX_THREADS)):
+        if getattr(args, name) > most:
+            raise PvfError(f"--{name} {getattr(args, name):,} is more than pvf runs (at most {most:,})")
     if args.accelerator == "gpu":
         import torch
 
