@@ -28,7 +28,8 @@ from pathlib import Path
 
 import torch
 
-from pvf.experiments.reproduce import ReproduceConfig, ensure_dataset, reproduce_fig3
+from pvf.experiments.fig3 import reproduce_fig3
+from pvf.experiments.reproduce import ReproduceConfig, ensure_dataset
 from pvf.games.paper import PAPER_GAMES
 
 

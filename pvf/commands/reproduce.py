@@ -220,7 +220,9 @@ def _common_options(p: argparse.ArgumentParser, figure: str) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3, reproduce_fig4
+    from pvf.experiments.fig3 import reproduce_fig3
+    from pvf.experiments.fig4 import reproduce_fig4
+    from pvf.experiments.reproduce import ReproduceConfig
 
     options, notes = config_options(args)
     config = ReproduceConfig(**options, out=check_future_dir(args.out, "--out"), progress=progress_wanted(args))

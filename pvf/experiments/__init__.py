@@ -4,7 +4,9 @@
 - `sparse_sweep`, `particle_sweep`: fig. 4's sweeps, over sparse trunks (`pvf evaluate sparse`) and over
   particle trunks beyond the public tree (`pvf experiment particle-trunks`); `induced_targets` and
   `positional_slots` are the sweep's extra leaf evaluators (targets on the induced PBS, positional nets).
-- `reproduce`: `pvf reproduce fig3|fig4|particles`, data, training and evaluation end to end.
+- `fig3`, `fig4`, `particles_figure`: `pvf reproduce fig3|fig4|particles`, one module per figure, end to end
+  on `reproduce` (the options, the datasets and the training of the networks they share); `figures`: their
+  default architectures, which the command line reads without loading torch.
 - `plots`: figures 3 and 4 as PNG files.
 - `linear_targets` (app. D, fig. 2) and `leaf_targets` (targets themselves at the leaves): `pvf experiment`.
 - `summarize_fig3`, `partial_fig3`, `support_size`, `target_variance`: the summaries docs/results quotes,

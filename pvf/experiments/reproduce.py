@@ -1,35 +1,7 @@
-"""`pvf reproduce fig3|fig4|particles`: the paper's experiments end to end, from Python APIs.
+"""`pvf reproduce`'s shared part: its options (`ReproduceConfig`), its datasets and the training of its networks.
 
-Figure 3 (per game; Leduc trunk depth 7, Goofspiel-5 depth 2), per seed s:
-  1. generate the PBS dataset with seed s (`pvf.datasets.generate`; a
-     finished file of the same spec is reused, an interrupted one resumed);
-  2. train each architecture (default: the positional and the particle
-     net; any registered one, `pvf.valuefn.registry`) on it (seed s) with
-     trunk exploitability measured every `eval_every` steps (`training`);
-  3. write `fig3-<game>.csv` (one row per measurement) and
-     `fig3-<game>.png` (mean ± std over seeds against training steps).
-Figure 4 (per game; Leduc roots at move 5, trunk to 7; Goofspiel-5 roots at
-move 2, trunk to 3, so its net is trained on depth-3 data), per seed s:
-  1–2. dataset and particle net as above (reused when fig. 3 made them);
-  3. the sparse sweep with the net and tie-breaking seed s
-     (`sparse_sweep`); then `fig4-<game>.csv` (mean ± std per point),
-     `fig4-<game>-runs.csv` (one row per net and point; the net named by
-     its checkpoint's path under `out`) and `fig4-<game>.png` with the
-     uniform line.
-     Other particle architectures (e.g. attention) get the same files with
-     `-<architecture>` after the game.
-Games beyond the public tree's cap (`pvf.games.paper.PARTICLE_GAMES`:
-goofspiel8, goofspiel13) get fig. 4 generalised instead (`reproduce_particle_fig4`):
-  1. a particle dataset at the trunk's depth (K = 32 particles per sample,
-     `particles` samples: default the game's, 4,000 for Goofspiel-8 and
-     8,000 for Goofspiel-13), seed = the first seed;
-  2. one particle network trained on it (`particle_steps`, default 4,000,
-     the weights of the lowest validation loss kept), no trunk measured:
-     one Lightning run (`train_value_function`), not an ensemble;
-  3. the particle-trunk sweep (`pvf.experiments.particle_sweep`) over K
-     (default 1, 4, 16, 64; Goofspiel-13 also 256) and the seeds (reference trunk ids),
-     uniform against the oracle and the network: `fig4-<game>.csv`,
-     `-runs.csv`, `.png`, and with `save_policy` `fig4-<game>-policy.json`.
+Each figure is its own module on top of this one: `pvf.experiments.fig3`,
+`pvf.experiments.fig4` and, beyond the public tree, `pvf.experiments.particles_figure`.
 Every network is built from the configs `pvf train` composes
 (`pvf.trainers.configs`): an architecture's sizes from
 `configs/model/<architecture>.yaml` (the particle games' from
@@ -67,40 +39,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from pvf.datasets.generate import generate
-from pvf.datasets.spec import GenerationSpec, ParticleOptions
+from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError
-from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
-from pvf.experiments.particle_sweep import check_trunk, plot_particle_sweep, run_particle_sweep, write_policy_file
-from pvf.experiments.particle_sweep import runs_table as particle_runs_table
-from pvf.experiments.particle_sweep import summarize as particle_summary
-from pvf.experiments.plots import plot_sparse, plot_training
 from pvf.experiments.sparse_sweep import (
     DEFAULT_FRACTIONS,
-    run_sweep,
-    runs_table,
-    summarize,
-    sweep_points,
-    uniform_reference,
 )
-from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
-from pvf.games.depths import positional_inputs
-from pvf.games.features import build_feature_tables
-from pvf.games.loading import load_game
-from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES, ParticleGame
+from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES
 from pvf.games.public_tree import build_public_tree
-from pvf.outputs import check_output_dir, output_lock
+from pvf.outputs import output_lock
 from pvf.results import write_csv
-from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.trainers.configs import model_config, training_defaults
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.trainers.member_groups import group_bounds
 from pvf.trainers.processes import run_in_processes
 from pvf.trainers.training import TrainingRun, train_value_function
-from pvf.valuefn.network import load_value_function
 
 # Short names used on the command line and in file names.
 GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for name, g in PARTICLE_GAMES.items()}
@@ -201,158 +156,6 @@ def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> None:
                 f"batch size {config.batch_size} does not fit a member's {rows} training samples of {game} "
                 f"({config.trunks - held_out} trunks); use a batch size from 1 to {rows}, or more --trunks"
             )
-
-
-def reproduce_fig3(config: ReproduceConfig) -> dict[str, Any]:
-    """Figure 3 for every game of the config; returns a summary (final figures and file paths)."""
-    summary: dict[str, Any] = {}
-    check_datasets(config, {g: PAPER_GAMES[g].fig3_depth for g in config.games if g in PAPER_GAMES})
-    check_output_dir(config.out, "--out")  # made only now: refused input leaves nothing behind
-    for game in config.games:
-        if game in PARTICLE_GAMES:
-            raise PvfError(f"fig3 needs the public tree, which {game} exceeds; it has fig4 (particle trunks) only")
-        data = {seed: ensure_dataset(config, game, PAPER_GAMES[game].fig3_depth, seed) for seed in config.seeds}
-        keys = [(seed, arch) for seed in config.seeds for arch in (config.architectures or FIG3_ARCHITECTURES)]
-        runs = _train_all(config, [(data[seed], arch, seed, config.eval_every) for seed, arch in keys])
-        rows: list[dict[str, Any]] = []
-        for (seed, arch), run in zip(keys, runs):
-            rows.extend({"game": game, "architecture": arch, "seed": seed, **r} for r in run.history)
-        csv_path, png_path = config.out / f"fig3-{game}.csv", config.out / f"fig3-{game}.png"
-        write_csv(rows, csv_path)
-        plot_training(
-            rows,
-            png_path,
-            f"{game}: trunk exploitability during training (trunk to move {PAPER_GAMES[game].fig3_depth})",
-        )
-        summary[game] = {"csv": str(csv_path), "png": str(png_path), **_final_figures(rows)}
-    return summary
-
-
-def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
-    """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
-    summary: dict[str, Any] = {}
-    check_datasets(config, {g: PAPER_GAMES[g].sparse_depth for g in config.games if g in PAPER_GAMES})
-    check_output_dir(config.out, "--out")  # made only now: refused input leaves nothing behind
-    for game in config.games:
-        if game in PARTICLE_GAMES:
-            summary[game] = reproduce_particle_fig4(config, PARTICLE_GAMES[game])
-            continue
-        paper = PAPER_GAMES[game]
-        root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
-        tree = build_public_tree(GAMES[game])
-        setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
-        features = build_feature_tables(tree)
-        points = sweep_points(config.fractions, min_count)
-        uniform = uniform_reference(setting)
-        data = [ensure_dataset(config, game, depth, seed) for seed in config.seeds]
-        for arch in config.architectures or FIG4_ARCHITECTURES:
-            runs = _train_all(config, [(d, arch, seed, config.max_steps) for d, seed in zip(data, config.seeds)])
-            rows = []
-            for seed, run in zip(config.seeds, runs):
-                network = load_value_function(run.checkpoint)
-                swept = run_sweep(setting, [network], features, points, [seed], config.iterations, config.progress)
-                where = Path(run.checkpoint).resolve().relative_to(config.out.resolve()).as_posix()  # portable
-                rows.extend(replace(row, network=where) for row in swept)
-            table = summarize(rows)
-            name = game if arch == "particle" else f"{game}-{arch}"
-            csv_path, png_path = config.out / f"fig4-{name}.csv", config.out / f"fig4-{name}.png"
-            write_csv(table, csv_path)
-            write_csv(runs_table(rows), config.out / f"fig4-{name}-runs.csv")
-            plot_sparse(
-                table,
-                uniform,
-                png_path,
-                f"{game}: sparse trunks, move {root_move} to {depth}" + ("" if arch == "particle" else f" ({arch})"),
-            )
-            summary[name] = {
-                "architecture": arch,
-                "csv": str(csv_path),
-                "png": str(png_path),
-                "support_histories": setting.num_histories,
-                "root_histories": setting.num_root_histories,
-                "uniform_exploitability": uniform["exploitability"],
-                "uniform_root_exploitability": uniform["root_exploitability"],
-                "points": table,
-            }
-    return summary
-
-
-def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict[str, Any]:
-    """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
-    seed = config.seeds[0]
-    loaded = load_game(game.game)
-    check_trunk(loaded, game.root_move, game.depth)
-    spec = GenerationSpec(
-        game=game.game,
-        depth=game.depth,
-        num_trunks=config.particle_trunks or game.trunks,
-        cfr_iterations=config.cfr_iterations,
-        seed=seed,
-        particles=ParticleOptions(count=game.particles),
-    )
-    data = (
-        config.out
-        / "data"
-        / f"{game.name}-d{game.depth}-p{game.particles}-t{spec.num_trunks}-k{spec.cfr_iterations}-seed{seed}.h5"
-    )
-    data.parent.mkdir(parents=True, exist_ok=True)
-    generate(spec, data, workers=config.workers, progress=config.progress)
-    steps = config.particle_steps or game.max_steps
-    checkpoint = config.out / "checkpoints" / f"{data.stem}-particle-steps{steps}-b{config.batch_size}.ckpt"
-    history = checkpoint.with_suffix(".csv")
-    checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    if not (checkpoint.exists() and history.exists()):
-        options = training_options("particle", config.particle_model)
-        run = train_value_function(
-            data,
-            "particle",
-            checkpoint,
-            seed,
-            steps,
-            None,
-            config.iterations,
-            config.batch_size,
-            config.progress,
-            config.accelerator,
-            **options,
-        )
-        write_csv(run.history, history)
-    network = load_value_function(checkpoint, game.game, game.depth)
-
-    def factory(setting):
-        features = build_feature_tables(setting.tree)
-        return lambda trunk: network.evaluator(trunk, features)
-
-    evaluators = {"oracle": ORACLE, "particle VF": SweepEvaluator(factory, game_root=True)}
-    policies: list[dict] | None = [] if config.save_policy else None
-    rows = run_particle_sweep(
-        loaded,
-        game.root_move,
-        game.depth,
-        config.draws or game.draws,
-        config.seeds,
-        evaluators,
-        iterations=config.iterations,
-        policies=policies,
-    )
-    table = particle_summary(rows)
-    csv_path, png_path = config.out / f"fig4-{game.name}.csv", config.out / f"fig4-{game.name}.png"
-    write_csv(table, csv_path)
-    write_csv(particle_runs_table(rows), config.out / f"fig4-{game.name}-runs.csv")
-    plot_particle_sweep(table, str(png_path), f"{game.name}: particle trunks, move {game.root_move} to {game.depth}")
-    result = {
-        "architecture": "particle",
-        "csv": str(csv_path),
-        "png": str(png_path),
-        "data": str(data),
-        "checkpoint": str(checkpoint),
-        "positional_inputs": positional_inputs(game.game, game.depth),
-        "points": table,
-    }
-    if policies is not None:
-        result["policy"] = str(config.out / f"fig4-{game.name}-policy.json")
-        write_policy_file(result["policy"], game.game, game.root_move, game.depth, "mix", policies)
-    return result
 
 
 def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
@@ -516,7 +319,7 @@ def split_ensembles(config: ReproduceConfig, runs: list[tuple[Path, str, int, in
     return parts
 
 
-def _train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
+def train_all(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[TrainingRun]:
     """`_trained` for each (data, architecture, seed, eval_every), `config.jobs` at a time, in order.
 
     Unless `config.separate_runs`, runs of one (architecture, eval_every) are one ensemble (on a CPU
@@ -551,22 +354,3 @@ def _read_history(path: Path) -> list[dict[str, Any]]:
         return [
             {k: (int(v) if k in ("step", "epoch") else float(v)) for k, v in row.items()} for row in csv.DictReader(f)
         ]
-
-
-def _final_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per architecture: mean ± std over seeds of the last measurement's exploitability and loss."""
-    out = {}
-    for arch in sorted({r["architecture"] for r in rows}):
-        last: dict[int, dict[str, Any]] = {}
-        for r in rows:
-            if r["architecture"] == arch and r["step"] >= last.get(r["seed"], {"step": -1})["step"]:
-                last[r["seed"]] = r
-        expl = np.array([r["trunk_exploitability"] for r in last.values()])
-        loss = np.array([r["train_loss"] for r in last.values()])
-        out[arch] = {
-            "step": int(max(r["step"] for r in last.values())),
-            "trunk_exploitability_mean": float(expl.mean()),
-            "trunk_exploitability_std": float(expl.std()),
-            "train_loss_mean": float(np.nanmean(loss)) if np.isfinite(loss).any() else float("nan"),
-        }
-    return out

@@ -20,7 +20,9 @@ import json
 
 import pyspiel
 
-from pvf.experiments.reproduce import GAMES, PAPER_GAMES, build_public_tree
+from pvf.experiments.reproduce import GAMES
+from pvf.games.paper import PAPER_GAMES
+from pvf.games.public_tree import build_public_tree
 from pvf.solvers.sparse_trunks import sparse_setting
 
 GAME = "goofspiel5"

@@ -15,7 +15,8 @@ import pytest
 
 import pvf.experiments.reproduce as reproduce
 import pvf.trainers.ensemble_training as ensemble_training
-from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3
+from pvf.experiments.fig3 import reproduce_fig3
+from pvf.experiments.reproduce import ReproduceConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,13 +5,9 @@ import dataclasses
 
 import pytest
 
-from pvf.experiments.reproduce import (
-    ReproduceConfig,
-    ensemble_state_path,
-    reproduce_fig3,
-    reproduce_fig4,
-    split_ensembles,
-)
+from pvf.experiments.fig3 import reproduce_fig3
+from pvf.experiments.fig4 import reproduce_fig4
+from pvf.experiments.reproduce import ReproduceConfig, ensemble_state_path, split_ensembles
 
 
 def test_fig3_and_fig4_end_to_end(tmp_path):

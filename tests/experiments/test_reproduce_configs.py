@@ -14,7 +14,8 @@ import torch
 
 from pvf.cli import build_parser
 from pvf.errors import PvfError
-from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3, training_options
+from pvf.experiments.fig3 import reproduce_fig3
+from pvf.experiments.reproduce import ReproduceConfig, training_options
 from pvf.trainers import configs as config_files
 from pvf.trainers.configs import CONFIG_DIR, training_defaults
 

@@ -3,7 +3,8 @@
 import h5py
 import pytest
 
-from pvf.experiments.reproduce import ReproduceConfig, reproduce_fig3
+from pvf.experiments.fig3 import reproduce_fig3
+from pvf.experiments.reproduce import ReproduceConfig
 
 
 @pytest.mark.parametrize("separate_runs", [True, False])
