@@ -1,7 +1,7 @@
 """`pvf reproduce fig3|fig4|particles`: generate, train and evaluate end to end, writing CSV and PNG figures.
 
     pvf reproduce fig3 [--games leduc,goofspiel5] [--architectures positional,particle] [--seeds 10]
-                       [--trunks 1000] [--max-steps 131072] [--eval-every 64] [--out DIR]
+                       [--trunks 1000] [--max-steps N] [--eval-every 64] [--out DIR]
     pvf reproduce fig4 [the same options but --eval-every] [--fractions 1.0,0.9,...,0.1]
     pvf reproduce particles [--games goofspiel8,goofspiel13] [--draws 1,4,16,64] [--particle-trunks 4000]
                             [--particle-steps 4000] [--seeds 3] [--save-policy]
@@ -43,6 +43,7 @@ from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_future_dir
+from pvf.trainers.configs import training_defaults
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
 MAX_SEEDS = 1_000  # each seed is a dataset and a net per architecture
@@ -113,13 +114,14 @@ def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
 def _training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
     add_solver_arguments(p, with_options=False, purpose="the targets' solver (data files get -<solver> but for cfr+)")
+    defaults = training_defaults()  # the options below default to configs/train.yaml's values
     p.add_argument(
         "--target",
         choices=("average", "current"),
-        default="average",
-        help="train on CFR+'s average profile (default) or last iterate (checkpoints get -current)",
+        default=None,
+        help=f"train on CFR+'s average profile or last iterate (checkpoints get -current; default {defaults.target})",
     )
-    p.add_argument("--max-steps", type=int, default=131072, help="training steps (default 131072 = 2048 x 64)")
+    p.add_argument("--max-steps", type=int, default=None, help=f"training steps (default {defaults.max_steps})")
     p.add_argument(
         "--jobs",
         type=int,
@@ -130,8 +132,8 @@ def _training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--lr-schedule",
         choices=("constant", "cosine"),
-        default="constant",
-        help="Adam's learning rate: constant 1e-3 (default, the authors') or cosine-annealed to 0",
+        default=None,
+        help=f"Adam's learning rate: constant (the authors') or cosine-annealed to 0 (default {defaults.lr_schedule})",
     )
     p.add_argument(
         "--separate-runs",
@@ -200,7 +202,9 @@ def _common_options(p: argparse.ArgumentParser, figure: str) -> None:
     p.add_argument("--seeds", type=int, default=10, help=f"number of seeds: {seeds} (default 10)")
     p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
-    p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
+    p.add_argument(
+        "--batch-size", type=int, default=None, help=f"training batch size (default {training_defaults().batch_size})"
+    )
     p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in every trunk (default 100)")
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
     p.add_argument(
@@ -300,7 +304,12 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         for name, (own, _) in OWN_FIGURE.items()
         if own != figure and getattr(args, name) not in (None, False) and not (moved and own == "particles")
     ]
-    require_positive(args, "seeds", "cfr_iterations", "batch_size", "iterations", "workers", "threads")
+    given = [
+        n
+        for n in ("seeds", "cfr_iterations", "batch_size", "iterations", "workers", "threads")
+        if getattr(args, n) is not None
+    ]  # an option left unset takes configs/train.yaml's value
+    require_positive(args, *given)
     for name, most in (("seeds", MAX_SEEDS), ("threads", MAX_THREADS)):
         if getattr(args, name) > most:
             raise PvfError(f"--{name} {getattr(args, name):,} is more than pvf runs (at most {most:,})")
@@ -318,10 +327,10 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         "games": games,
         "seeds": tuple(range(args.seed, args.seed + args.seeds)),
         "cfr_iterations": args.cfr_iterations,
-        "batch_size": args.batch_size,
         "iterations": args.iterations,
         "workers": args.workers,
         "accelerator": args.accelerator,
+        **({} if args.batch_size is None else {"batch_size": args.batch_size}),
     }
     if figure == "particles" or moved:
         options.update(_particle_config(args))
@@ -348,17 +357,21 @@ def _training_config(args: argparse.Namespace, default_architectures: tuple[str,
         raise PvfError(
             f"fig4 sweeps sparse particle trunks: pass particle architectures ({', '.join(particle_architectures())})"
         )
-    require_positive(args, "trunks", "max_steps", "jobs", *(["eval_every"] if figure == "fig3" else []))
+    require_positive(
+        args,
+        "trunks",
+        "jobs",
+        *(["max_steps"] if args.max_steps is not None else []),
+        *(["eval_every"] if figure == "fig3" else []),
+    )
     if args.group_size is not None and args.group_size < 1:
         raise PvfError(f"--group-size must be positive, got {args.group_size}")
     options = {
         "architectures": architectures,
         "trunks": args.trunks,
         "solver": solver_name(args),
-        "target": args.target,
-        "max_steps": args.max_steps,
         "jobs": args.jobs,
-        "lr_schedule": args.lr_schedule,
+        **{k: getattr(args, k) for k in ("target", "max_steps", "lr_schedule") if getattr(args, k) is not None},
         "separate_runs": args.separate_runs,
         "cuda_graph": args.cuda_graph,
         "group_size": args.group_size,
