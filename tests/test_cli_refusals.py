@@ -139,3 +139,13 @@ def test_argument_errors_are_one_line_not_the_usage_block(args, tmp_path, monkey
         pvf_here(capsys, *args)
     err = capsys.readouterr().err.strip().splitlines()
     assert info.value.code == 2 and len(err) == 1 and "--help` lists the options" in err[0], err
+
+
+def test_an_absurd_particle_dataset_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """Particle samples' sizes are known only once solved: a lower bound (16 bytes a sample) still refuses 2^63 - 1
+    samples at once, where the task list alone would have filled the memory."""
+    monkeypatch.chdir(tmp_path)
+    args = ["generate", "--game", "goofspiel5", "--depth", "3", "--trunks", str(2**63 - 1), "--particles", "4"]
+    line = assert_refused(pvf_here(capsys, *args, "--out", "p.h5"), "trunks need at least", "GB are free")
+    assert "use fewer --trunks" in line
+    assert listing(tmp_path) == []

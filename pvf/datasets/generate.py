@@ -132,7 +132,7 @@ def _generate(
         seconds = time.perf_counter() - start
         return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
     kind = dataset_kind(spec, max_histories)
-    _check_dataset_fits(out, spec, kind.disk_bound)
+    _check_dataset_fits(out, spec, kind.disk_bound, kind.disk_bound_is)
     tasks = plan_tasks(spec.num_trunks, spec.task_size)  # after the size check: a huge --trunks is refused, not listed
     per_trunk = kind.samples_per_trunk
     resume = f"finished shards are kept in {parts}; free some space and rerun the same command to resume"
@@ -180,12 +180,14 @@ def _generate(
     )
 
 
-def _check_dataset_fits(out: Path, spec: GenerationSpec, need: int) -> None:
-    """PvfError before any work if the shards and the final file (`need` bytes at most) exceed the free disk space."""
+def _check_dataset_fits(out: Path, spec: GenerationSpec, need: int, bound: str) -> None:
+    """PvfError before any work if the shards and the final file (`need` bytes, `bound` "at most" or
+    "at least") exceed the free disk space."""
     free = shutil.disk_usage(out.parent).free
     if need > free:
         raise PvfError(
-            f"{spec.num_trunks:,} trunks need up to {need / 1e9:,.1f} GB (shards and {out.name}), "
+            f"{spec.num_trunks:,} trunks need {'up to' if bound == 'at most' else 'at least'} {need / 1e9:,.1f} GB "
+            f"(shards and {out.name}), "
             f"{free / 1e9:,.1f} GB are free next to {out}; use fewer --trunks or another --out"
         )
 

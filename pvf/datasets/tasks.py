@@ -41,15 +41,20 @@ def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_
     return run_particle_task(spec, task)
 
 
+MIN_PARTICLE_SAMPLE_BYTES = 16  # a sample stores at least its record and one infostate row, 8 bytes each at least
+
+
 class DatasetKind(Protocol):
     """What the driver needs of one kind of dataset, for one spec.
 
     samples_per_trunk: samples each trunk (sample) id gives.
-    disk_bound: bytes the shards and the final file need at most (uncompressed); 0 where unknown before solving.
+    disk_bound: bytes the shards and the final file need, `disk_bound_is` "at most" (uncompressed) or "at least"
+        (where a sample's size is known only once it is solved).
     """
 
     samples_per_trunk: int
     disk_bound: int
+    disk_bound_is: str
 
     def shard_matches(self, path: Path, task: Task) -> bool:
         """Whether the finished shard at `path` is this task's, with valid values (else it is recomputed)."""
@@ -73,6 +78,7 @@ class EnumeratedKind:
         sample_bytes = sum(dtype.itemsize for _, dtype in schema.SAMPLE_DATASETS.values())
         per_trunk = len(layout.player) * row_bytes + len(layout.public_states) * sample_bytes
         self.disk_bound = 2 * spec.num_trunks * per_trunk
+        self.disk_bound_is = "at most"
 
     def shard_matches(self, path: Path, task: Task) -> bool:
         return shard_matches(path, task, self.context.layout)
@@ -85,10 +91,11 @@ class ParticleKind:
     """One public state and K histories of it per sample id; sample 0 is solved here to check the spec."""
 
     samples_per_trunk = 1
-    disk_bound = 0
+    disk_bound_is = "at least"
 
     def __init__(self, spec: GenerationSpec):
         self.spec = spec
+        self.disk_bound = 2 * spec.num_trunks * MIN_PARTICLE_SAMPLE_BYTES  # refuses absurd counts, never a fit
         solve_sample(spec, 0)  # validates game, observers, depth and subgame size before anything is written
 
     def shard_matches(self, path: Path, task: Task) -> bool:
