@@ -65,6 +65,17 @@ CASES = {
     ),
     "fig3 --accelerator gpu without one": ([*FIG, "--accelerator", "gpu"], ["sees no CUDA device"]),
     "fig3 an architecture twice": ([*FIG, "--architectures", "positional,positional"], ["positional twice"]),
+    # found by scripts/option_sweep.py: the particle figure's dataset and the training sizes
+    "particles --particle-trunks 2^63": (
+        ["reproduce", "particles", "--games", "goofspiel8", "--particle-trunks", str(2**63), "--out", "r"],
+        ["num_trunks", "too large"],
+    ),
+    "particles --workers 2^63": (
+        ["reproduce", "particles", "--games", "goofspiel8", "--workers", str(2**63), "--out", "r"],
+        ["local workers"],
+    ),
+    "fig3 --batch-size 2^63": ([*FIG, "--batch-size", str(2**63)], ["--batch-size", "more than pvf runs"]),
+    "linear --steps 2^63": ([*LINEAR, "--steps", str(2**63)], ["--steps", "at most 10,000,000"]),
     # pvf evaluate sparse: the output directory was made first
     "sparse --seeds -1": ([*SPARSE, "--seeds", "-1"], ["--seeds must be non-negative"]),
     "sparse --fractions 0,2": ([*SPARSE, "--fractions", "0,2"], ["--fractions must lie in (0, 1]"]),

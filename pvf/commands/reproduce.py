@@ -48,6 +48,7 @@ from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
 MAX_SEEDS = 1_000  # each seed is a dataset and a net per architecture
 MAX_THREADS = 1_024  # torch's thread count is a C int; these nets gain nothing beyond a few
+MAX_BATCH_SIZE = 1 << 24  # PBSs a step; 2^63 broke the data loader with a traceback
 FIGURES = {
     "fig3": ("figure 3: trunk exploitability of value functions during training", "paper"),
     "fig4": ("figure 4: sparse particle trunks from a share of the equilibrium's histories", "paper"),
@@ -310,9 +311,11 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         if getattr(args, n) is not None
     ]  # an option left unset takes configs/train.yaml's value
     require_positive(args, *given)
-    for name, most in (("seeds", MAX_SEEDS), ("threads", MAX_THREADS)):
-        if getattr(args, name) > most:
-            raise PvfError(f"--{name} {getattr(args, name):,} is more than pvf runs (at most {most:,})")
+    for name, most in (("seeds", MAX_SEEDS), ("threads", MAX_THREADS), ("batch_size", MAX_BATCH_SIZE)):
+        if getattr(args, name) is not None and getattr(args, name) > most:
+            raise PvfError(
+                f"--{name.replace('_', '-')} {getattr(args, name):,} is more than pvf runs (at most {most:,})"
+            )
     if args.accelerator == "gpu":
         import torch
 

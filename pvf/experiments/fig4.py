@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pvf.experiments.figures import FIG4_ARCHITECTURES
-from pvf.experiments.particles_figure import reproduce_particle_fig4
+from pvf.experiments.particles_figure import particle_dataset_spec, reproduce_particle_fig4
 from pvf.experiments.plots import plot_sparse
 
 # Short names used on the command line and in file names.
@@ -47,6 +47,9 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
     check_datasets(config, {g: PAPER_GAMES[g].sparse_depth for g in config.games if g in PAPER_GAMES})
+    for game in config.games:
+        if game in PARTICLE_GAMES:
+            particle_dataset_spec(config, PARTICLE_GAMES[game])  # refused now, not after the others' work
     check_output_dir(config.out, "--out")  # made only now: refused input leaves nothing behind
     for game in config.games:
         if game in PARTICLE_GAMES:

@@ -72,6 +72,7 @@ def _train(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, steps:
     return losses
 
 
+MAX_STEPS = 10_000_000
 MAX_FEATURE_BYTES = 4 << 30  # the particle variants' features [samples, n, n] in float64
 
 
@@ -80,6 +81,11 @@ def check_options(n: int, samples: int, steps: int, lr: float) -> None:
     features too large for memory (8·samples·n² bytes: --n 100000 asked for 80 GB)."""
     if n < 1 or samples < 1 or steps < 1:
         raise PvfError(f"n, samples and steps must be >= 1 (got n={n}, samples={samples}, steps={steps})")
+    if steps > MAX_STEPS:
+        raise PvfError(
+            f"--steps {steps:,}: at most {MAX_STEPS:,} (each step is a full-batch Adam step; the curve "
+            "keeps one loss per step)"
+        )
     if not (lr > 0 and math.isfinite(lr)):
         raise PvfError(f"learning rate must be a positive finite number, got {lr}")
     need = 8 * samples * n * n

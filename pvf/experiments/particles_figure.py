@@ -36,19 +36,24 @@ from pvf.trainers.training import train_value_function
 from pvf.valuefn.network import load_value_function
 
 
-def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict[str, Any]:
-    """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
-    seed = config.seeds[0]
-    loaded = load_game(game.game)
-    check_trunk(loaded, game.root_move, game.depth)
-    spec = GenerationSpec(
+def particle_dataset_spec(config: ReproduceConfig, game: ParticleGame) -> GenerationSpec:
+    """Step 1's dataset (its own checks and the trunk's run here: call it before any work)."""
+    check_trunk(load_game(game.game), game.root_move, game.depth)
+    return GenerationSpec(
         game=game.game,
         depth=game.depth,
         num_trunks=config.particle_trunks or game.trunks,
         cfr_iterations=config.cfr_iterations,
-        seed=seed,
+        seed=config.seeds[0],
         particles=ParticleOptions(count=game.particles),
     )
+
+
+def reproduce_particle_fig4(config: ReproduceConfig, game: ParticleGame) -> dict[str, Any]:
+    """Fig. 4 generalised for a game beyond the public tree (module docstring); returns its summary."""
+    seed = config.seeds[0]
+    loaded = load_game(game.game)
+    spec = particle_dataset_spec(config, game)
     data = (
         config.out
         / "data"

@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 
+from pvf.datasets.backends import check_backend
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError
@@ -139,6 +140,7 @@ def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> None:
     depths: game -> the move its data is at. Each trunk strategy gives one PBS per public state at
     that move; round(val_fraction · trunks) of them (at least one) are held out for validation.
     """
+    check_backend(config.workers, "local")
     val_fraction = training_defaults().val_fraction
     held_out = max(1, round(val_fraction * config.trunks))
     if held_out >= config.trunks:
