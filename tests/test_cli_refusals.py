@@ -76,6 +76,7 @@ CASES = {
     ),
     "fig3 --batch-size 2^63": ([*FIG, "--batch-size", str(2**63)], ["--batch-size", "more than pvf runs"]),
     "linear --steps 2^63": ([*LINEAR, "--steps", str(2**63)], ["--steps", "at most 10,000,000"]),
+    "linear --seed -2^63 - 1": ([*LINEAR, "--seed", str(-(2**63) - 1)], ["--seed must lie in [0, 2^63)"]),
     # pvf evaluate sparse: the output directory was made first
     "sparse --seeds -1": ([*SPARSE, "--seeds", "-1"], ["--seeds must be non-negative"]),
     "sparse --fractions 0,2": ([*SPARSE, "--fractions", "0,2"], ["--fractions must lie in (0, 1]"]),

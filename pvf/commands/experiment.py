@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from pvf.experiments.linear_targets import check_options, curve_rows, plot_curves, run_linear_targets
     from pvf.results import write_csv
 
-    check_options(args.n, args.samples, args.steps, args.lr)  # before the output directory is made
+    check_options(args.n, args.samples, args.steps, args.lr, args.seed)  # before the output directory is made
     args.out = check_output_dir(args.out, "--out")
     curves = run_linear_targets(
         n=args.n,

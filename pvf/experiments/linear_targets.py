@@ -76,11 +76,13 @@ MAX_STEPS = 10_000_000
 MAX_FEATURE_BYTES = 4 << 30  # the particle variants' features [samples, n, n] in float64
 
 
-def check_options(n: int, samples: int, steps: int, lr: float) -> None:
+def check_options(n: int, samples: int, steps: int, lr: float, seed: int = 0) -> None:
     """PvfError (one line) for sizes below 1, a learning rate that is not a positive finite number, or
     features too large for memory (8·samples·n² bytes: --n 100000 asked for 80 GB)."""
     if n < 1 or samples < 1 or steps < 1:
         raise PvfError(f"n, samples and steps must be >= 1 (got n={n}, samples={samples}, steps={steps})")
+    if not 0 <= seed < 2**63:
+        raise PvfError(f"--seed must lie in [0, 2^63), got {seed}")
     if steps > MAX_STEPS:
         raise PvfError(
             f"--steps {steps:,}: at most {MAX_STEPS:,} (each step is a full-batch Adam step; the curve "
@@ -109,7 +111,7 @@ def run_linear_targets(
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         raise PvfError(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
-    check_options(n, samples, steps, lr)
+    check_options(n, samples, steps, lr, seed)
     dtype = torch.float64
     with single_thread(), torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
