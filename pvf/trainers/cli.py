@@ -32,13 +32,16 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import shutil
+import signal
 import warnings
 from pathlib import Path
 
 from lightning_fabric.utilities.exceptions import MisconfigurationException
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
+from pytorch_lightning.utilities.exceptions import SIGTERMException
 
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError, say_on_stderr
@@ -179,6 +182,8 @@ def train_main(argv: list[str]) -> int:
             # `pvf` passes its own argv on; Lightning warns when sys.argv differs
             warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
             ignore_lightning_warnings()
+            # its "Seed set to 0" would stand before every one-line error; the seed is in the saved config
+            logging.getLogger("lightning_fabric.utilities.seed").setLevel(logging.WARNING)
             _Tracked(
                 ValueFunctionModule,
                 PbsDataModule,
@@ -189,6 +194,9 @@ def train_main(argv: list[str]) -> int:
                 save_config_kwargs={"overwrite": True},
                 parser_kwargs={"prog": "pvf train", "description": __doc__.splitlines()[0], **defaults},
             )
+    except SIGTERMException:  # Lightning ends a SIGTERMed fit so (a SystemExit without a code)
+        say_on_stderr("pvf train: interrupted; checkpoints written so far are kept")
+        return 128 + signal.SIGTERM
     except SystemExit as exc:  # --help, --print_config and argument errors exit
         if isinstance(exc.__context__, KeyboardInterrupt):  # Lightning ends an interrupted fit with sys.exit(1)
             say_on_stderr("pvf train: interrupted; checkpoints written so far are kept")

@@ -61,6 +61,8 @@ class PbsDataModule(pl.LightningDataModule):
             raise PvfError(f"data.batch_size must be a positive integer, got {batch_size}")
         if num_workers < 0:
             raise PvfError(f"data.num_workers must be non-negative, got {num_workers}")
+        if not 0.0 < val_fraction < 1.0:  # checked here, before the trainer starts, not at the split
+            raise PvfError(f"data.val_fraction must lie strictly between 0 and 1, got {val_fraction}")
         self.save_hyperparameters()
         self.layout = DataLayout.from_file(path, target, normalize, reach_feature, opponent_feature)
         self.collate = PbsCollate()

@@ -117,3 +117,19 @@ def test_an_interrupted_fit_says_so_and_exits_130(leduc_file, tmp_path, monkeypa
         signal.signal(signal.SIGINT, handler)  # Lightning ignores Ctrl-C after an interrupt
     assert rc == 130
     assert capsys.readouterr().err.splitlines()[-1] == "pvf train: interrupted; checkpoints written so far are kept"
+
+
+def test_a_sigtermed_fit_says_so_and_exits_143(leduc_file, tmp_path, monkeypatch, capsys):
+    """Lightning stops a fit that received SIGTERM by raising SIGTERMException, a SystemExit without a code:
+    pvf train exited 0 as if it had finished. It now reports the interrupt and exits 143 (128 + SIGTERM)."""
+    from pytorch_lightning.utilities.exceptions import SIGTERMException
+
+    def terminated(self, batch, batch_idx):
+        raise SIGTERMException
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(ValueFunctionModule, "training_step", terminated)
+    args = [*configs("leduc_positional"), "--data.path", str(leduc_file), "--trainer.max_steps", "3"]
+    rc = main(["train", "fit", *args, "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu"])
+    assert rc == 143
+    assert capsys.readouterr().err.splitlines()[-1] == "pvf train: interrupted; checkpoints written so far are kept"

@@ -22,6 +22,11 @@ CASES = {
     "wrong class path": ("model:\n  class_path: pvf.trainers.module.NoSuch\n", "no class pvf.trainers.module.NoSuch"),
     "broken YAML": ("model: [\n", "is not valid YAML (line 2, column 1"),
     "lr nan": (["--model.init_args.lr", "nan"], "model.lr: expected a float, got nan"),
+    "val_fraction 0 (after the trainer's banner)": (
+        ["--data.val_fraction", "0"],
+        "data.val_fraction must lie strictly",
+    ),
+    "batch_size 0 (after Lightning's seed line)": (["--data.batch_size", "0"], "data.batch_size must be a positive"),
     "missing config": (["--config", "missing.yaml"], "missing.yaml; configs/data/ and configs/model/ hold pvf's"),
 }
 
