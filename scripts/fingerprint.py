@@ -112,211 +112,75 @@ def _json_digest(stdout: str) -> str:
 G5 = "goofspiel5"
 CASES: dict[str, list[list[str]]] = {
     "solve": [
-        ["solve", "kuhn_poker", "--iterations", "200", "--json", "--save-policy", "solve/kuhn.json"],
-        ["solve", "leduc_poker", "--iterations", "100", "--json"],
-        ["solve", "leduc_poker", "--iterations", "100", "--solver", "mmd", "--json"],
-        ["solve", "leduc_poker", "--iterations", "50", "--solver", "mmd", "--schedule", "sqrt", "--json"],
-        ["describe", "leduc", "--json"],
+        "solve kuhn_poker --iterations 200 --json --save-policy solve/kuhn.json".split(),
+        "solve leduc_poker --iterations 100 --json".split(),
+        "solve leduc_poker --iterations 100 --solver mmd --json".split(),
+        "solve leduc_poker --iterations 50 --solver mmd --schedule sqrt --json".split(),
+        "describe leduc --json".split(),
     ],
     "generate": [
-        ["generate", "--game", "leduc", "--depth", "7", "--trunks", "6", "--out", "generate/leduc.h5", "--json"],
-        [
-            "generate",
-            "--game",
-            "leduc",
-            "--depth",
-            "7",
-            "--trunks",
-            "4",
-            "--solver",
-            "mmd",
-            "--out",
-            "generate/leduc-mmd.h5",
-            "--json",
-        ],
-        [
-            "generate",
-            "--game",
-            G5,
-            "--depth",
-            "3",
-            "--trunks",
-            "8",
-            "--task-size",
-            "4",
-            "--particles",
-            "8",
-            "--out",
-            "generate/particles.h5",
-            "--json",
-        ],
-        [
-            "generate",
-            "--game",
-            G5,
-            "--depth",
-            "3",
-            "--trunks",
-            "6",
-            "--task-size",
-            "3",
-            "--particles",
-            "4",
-            "--rows",
-            "children",
-            "--out",
-            "generate/children.h5",
-            "--json",
-        ],
-        ["inspect", "generate/particles.h5", "--json"],
+        "generate --game leduc --depth 7 --trunks 6 --out generate/leduc.h5 --json".split(),
+        "generate --game leduc --depth 7 --trunks 4 --solver mmd --out generate/leduc-mmd.h5 --json".split(),
+        (
+            f"generate --game {G5} --depth 3 --trunks 8 --task-size 4 --particles 8 --out generate/particles.h5 --json"
+        ).split(),
+        (
+            f"generate --game {G5} --depth 3 --trunks 6 --task-size 3 --particles 4 --rows children --out "
+            "generate/children.h5 --json"
+        ).split(),
+        "inspect generate/particles.h5 --json".split(),
     ],
     "fig3": [
-        [
-            "reproduce",
-            "fig3",
-            "--games",
-            "leduc,goofspiel5",
-            "--architectures",
-            "positional,particle,attention",
-            "--seeds",
-            "2",
-            "--trunks",
-            "12",
-            "--max-steps",
-            "120",
-            "--eval-every",
-            "60",
-            "--out",
-            "reproduce",
-            "--json",
-            "--no-progress",
-        ],
+        (
+            f"reproduce fig3 --games leduc,{G5} --architectures positional,particle,attention --seeds 2 "
+            "--trunks 12 --max-steps 120 --eval-every 60 --out reproduce --json --no-progress"
+        ).split(),
     ],
     "fig4": [
-        [
-            "reproduce",
-            "fig4",
-            "--games",
-            "leduc,goofspiel5",
-            "--seeds",
-            "2",
-            "--trunks",
-            "12",
-            "--max-steps",
-            "120",
-            "--fractions",
-            "1.0,0.5",
-            "--out",
-            "reproduce",
-            "--json",
-            "--no-progress",
-        ],
+        (
+            f"reproduce fig4 --games leduc,{G5} --seeds 2 --trunks 12 --max-steps 120 --fractions 1.0,0.5 "
+            "--out reproduce --json --no-progress"
+        ).split(),
     ],
     "evaluate": [
-        [
-            "evaluate",
-            "--checkpoint",
-            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-positional-steps120-b64-ens.ckpt",
-            "--json",
-        ],
-        [
-            "evaluate",
-            "--checkpoint",
-            "reproduce/checkpoints/leduc-d7-t12-k100-seed1-particle-steps120-b64-ens.ckpt",
-            "--json",
-            "--solver",
-            "mmd",
-            "--iterations",
-            "30",
-        ],
-        [
-            "evaluate",
-            "--checkpoint",
-            "reproduce/checkpoints/goofspiel5-d2-t12-k100-seed0-attention-steps120-b64-ens.ckpt",
-            "--json",
-        ],
-        [
-            "evaluate",
-            "sparse",
-            "--checkpoint",
-            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-particle-steps120-b64-ens.ckpt",
-            "--fractions",
-            "1.0,0.3",
-            "--seeds",
-            "0,1",
-            "--out",
-            "evaluate/sparse",
-            "--json",
-        ],
+        (
+            "evaluate --checkpoint "
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-positional-steps120-b64-ens.ckpt --json"
+        ).split(),
+        (
+            "evaluate --checkpoint "
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed1-particle-steps120-b64-ens.ckpt --json --solver mmd "
+            "--iterations 30"
+        ).split(),
+        (
+            f"evaluate --checkpoint reproduce/checkpoints/{G5}-d2-t12-k100-seed0-attention-steps120-b64-ens.ckpt --json"
+        ).split(),
+        (
+            "evaluate sparse --checkpoint "
+            "reproduce/checkpoints/leduc-d7-t12-k100-seed0-particle-steps120-b64-ens.ckpt --fractions 1.0,0.3 "
+            "--seeds 0,1 --out evaluate/sparse --json"
+        ).split(),
     ],
     "particle-sweep": [
-        [
-            "experiment",
-            "particle-trunks",
-            "--game",
-            G5,
-            "--root-move",
-            "2",
-            "--depth",
-            "3",
-            "--draws",
-            "1,4",
-            "--seeds",
-            "0,1",
-            "--network",
-            "reproduce/checkpoints/goofspiel5-d3-t12-k100-seed0-particle-steps120-b64-ens.ckpt",
-            "--targets",
-            "--out",
-            "sweep",
-            "--json",
-            "--save-policy",
-            "sweep/policy.json",
-        ],
-        [
-            "experiment",
-            "particle-trunks",
-            "--game",
-            G5,
-            "--root-move",
-            "1",
-            "--depth",
-            "2",
-            "--draws",
-            "2",
-            "--seeds",
-            "0",
-            "--roots",
-            "drawn",
-            "--reference",
-            "uniform",
-            "--out",
-            "sweep-drawn",
-            "--json",
-        ],
+        (
+            f"experiment particle-trunks --game {G5} --root-move 2 --depth 3 --draws 1,4 --seeds 0,1 --network "
+            f"reproduce/checkpoints/{G5}-d3-t12-k100-seed0-particle-steps120-b64-ens.ckpt --targets --out "
+            "sweep --json --save-policy sweep/policy.json"
+        ).split(),
+        (
+            f"experiment particle-trunks --game {G5} --root-move 1 --depth 2 --draws 2 --seeds 0 --roots drawn "
+            "--reference uniform --out sweep-drawn --json"
+        ).split(),
     ],
     "particles": [
-        [
-            "reproduce",
-            "fig4",
-            "--games",
-            "goofspiel8",
-            "--seeds",
-            "1",
-            "--particle-trunks",
-            "24",
-            "--particle-steps",
-            "20",
-            "--draws",
-            "1,2",
-            "--out",
-            "particles",
-            "--json",
-            "--no-progress",
-        ],
+        (
+            "reproduce fig4 --games goofspiel8 --seeds 1 --particle-trunks 24 --particle-steps 20 --draws 1,2 "
+            "--out particles --json --no-progress"
+        ).split(),
     ],
     "appendix": [
-        ["experiment", "linear", "--steps", "40", "--out", "linear", "--json"],
-        ["experiment", "leaf-targets", "--game", "kuhn_poker", "--depth", "2", "--json"],
+        "experiment linear --steps 40 --out linear --json".split(),
+        "experiment leaf-targets --game kuhn_poker --depth 2 --json".split(),
     ],
 }
 
