@@ -43,7 +43,6 @@ from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_future_dir
-from pvf.trainers.configs import training_defaults
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
 MAX_SEEDS = 1_000  # each seed is a dataset and a net per architecture
@@ -115,14 +114,16 @@ def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
 def _training_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
     add_solver_arguments(p, with_options=False, purpose="the targets' solver (data files get -<solver> but for cfr+)")
-    defaults = training_defaults()  # the options below default to configs/train.yaml's values
+    # these options default to configs/train.yaml's values, read when a run is configured (not here: the
+    # parser is built for every pvf command)
     p.add_argument(
         "--target",
         choices=("average", "current"),
         default=None,
-        help=f"train on CFR+'s average profile or last iterate (checkpoints get -current; default {defaults.target})",
+        help="train on CFR+'s average profile or last iterate (checkpoints get -current; default: "
+        "configs/train.yaml's)",
     )
-    p.add_argument("--max-steps", type=int, default=None, help=f"training steps (default {defaults.max_steps})")
+    p.add_argument("--max-steps", type=int, default=None, help="training steps (default: configs/train.yaml's)")
     p.add_argument(
         "--jobs",
         type=int,
@@ -134,7 +135,7 @@ def _training_options(p: argparse.ArgumentParser) -> None:
         "--lr-schedule",
         choices=("constant", "cosine"),
         default=None,
-        help=f"Adam's learning rate: constant (the authors') or cosine-annealed to 0 (default {defaults.lr_schedule})",
+        help="Adam's learning rate: constant (the authors') or cosine-annealed to 0 (default: configs/train.yaml's)",
     )
     p.add_argument(
         "--separate-runs",
@@ -203,9 +204,7 @@ def _common_options(p: argparse.ArgumentParser, figure: str) -> None:
     p.add_argument("--seeds", type=int, default=10, help=f"number of seeds: {seeds} (default 10)")
     p.add_argument("--seed", type=int, default=0, help="first seed; runs use seed, seed+1, ... (default 0)")
     p.add_argument("--cfr-iterations", type=int, default=100, help="CFR+ iterations per target (default 100)")
-    p.add_argument(
-        "--batch-size", type=int, default=None, help=f"training batch size (default {training_defaults().batch_size})"
-    )
+    p.add_argument("--batch-size", type=int, default=None, help="training batch size (default: configs/train.yaml's)")
     p.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in every trunk (default 100)")
     p.add_argument("--workers", type=int, default=1, help="dataset-generation processes (default 1)")
     p.add_argument(
