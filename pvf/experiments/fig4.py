@@ -26,7 +26,7 @@ from pvf.experiments.particles_figure import particle_dataset_spec, reproduce_pa
 from pvf.experiments.plots import plot_sparse
 
 # Short names used on the command line and in file names.
-from pvf.experiments.reproduce import GAMES, ReproduceConfig, check_datasets, ensure_dataset, train_all
+from pvf.experiments.reproduce import ReproduceConfig, check_datasets, ensure_dataset, train_all
 from pvf.experiments.sparse_sweep import (
     run_sweep,
     runs_table,
@@ -36,7 +36,6 @@ from pvf.experiments.sparse_sweep import (
 )
 from pvf.games.features import build_feature_tables
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES
-from pvf.games.public_tree import build_public_tree
 from pvf.outputs import check_output_dir
 from pvf.results import write_csv
 from pvf.solvers.sparse_trunks import sparse_setting
@@ -46,7 +45,7 @@ from pvf.valuefn.network import load_value_function
 def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
     """Figure 4 for every game of the config; returns a summary (table, uniform line, file paths)."""
     summary: dict[str, Any] = {}
-    check_datasets(config, {g: PAPER_GAMES[g].sparse_depth for g in config.games if g in PAPER_GAMES})
+    trees = check_datasets(config, {g: PAPER_GAMES[g].sparse_depth for g in config.games if g in PAPER_GAMES})
     for game in config.games:
         if game in PARTICLE_GAMES:
             particle_dataset_spec(config, PARTICLE_GAMES[game])  # refused now, not after the others' work
@@ -57,7 +56,7 @@ def reproduce_fig4(config: ReproduceConfig) -> dict[str, Any]:
             continue
         paper = PAPER_GAMES[game]
         root_move, depth, min_count = paper.sparse_root_move, paper.sparse_depth, paper.sparse_min_histories
-        tree = build_public_tree(GAMES[game])
+        tree = trees[game]
         setting = sparse_setting(tree, root_move, depth, config.equilibrium_iterations)
         features = build_feature_tables(tree)
         points = sweep_points(config.fractions, min_count)

@@ -49,10 +49,11 @@ from pvf.experiments.sparse_sweep import (
     DEFAULT_FRACTIONS,
 )
 from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES
-from pvf.games.public_tree import build_public_tree
+from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.outputs import output_lock
 from pvf.results import write_csv
 from pvf.trainers.configs import model_config, training_defaults
+from pvf.trainers.data import validation_trunk_count
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.trainers.member_groups import group_bounds
 from pvf.trainers.processes import run_in_processes
@@ -134,38 +135,37 @@ def training_options(architecture: str, model: str | None = None) -> dict[str, A
     return {**network.arguments, "lr": defaults.lr, "val_fraction": defaults.val_fraction}
 
 
-def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> None:
+def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> dict[str, PublicTree]:
     """PvfError, before any data is made, for datasets that cannot be made or cannot fill a batch.
 
     depths: game -> the move its data is at. Each trunk strategy gives one PBS per public state at
-    that move; round(val_fraction · trunks) of them (at least one) are held out for validation.
+    that move; `validation_trunk_count` of them are held out for validation, as training splits them.
+    Returns the games' public trees (built for the check; the figure reuses them).
     """
     check_backend(config.workers, "local")
     val_fraction = training_defaults().val_fraction
-    held_out = max(1, round(val_fraction * config.trunks))
+    held_out = validation_trunk_count(config.trunks, val_fraction)
     if held_out >= config.trunks:
         raise PvfError(
             f"--trunks {config.trunks} leaves no trunk strategy to train on once {held_out} are held out "
             f"for validation ({val_fraction:g} of them); use more --trunks"
         )
+    trees = {}
     for game, depth in depths.items():
-        GenerationSpec(
-            GAMES[game], depth, config.trunks, config.cfr_iterations, min(config.seeds), solver=config.solver
-        )  # its own checks (sizes an HDF5 file can hold, ...)
-        rows = (config.trunks - held_out) * len(build_public_tree(GAMES[game]).public_states_at_depth(depth))
+        dataset_spec(config, game, depth, min(config.seeds))  # its own checks (sizes an HDF5 file can hold, ...)
+        trees[game] = build_public_tree(GAMES[game])
+        rows = (config.trunks - held_out) * len(trees[game].public_states_at_depth(depth))
         if config.batch_size > rows and not config.separate_runs:  # an ensemble member takes whole batches
             raise PvfError(
                 f"batch size {config.batch_size} does not fit a member's {rows} training samples of {game} "
                 f"({config.trunks - held_out} trunks); use a batch size from 1 to {rows}, or more --trunks"
             )
+    return trees
 
 
-def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
-    """The PBS file of (game, depth, seed), generated unless already complete."""
-    variant = "" if config.solver == "cfr+" else f"-{config.solver}"
-    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    spec = GenerationSpec(
+def dataset_spec(config: ReproduceConfig, game: str, depth: int, seed: int) -> GenerationSpec:
+    """The spec of (game, depth, seed)'s PBS file."""
+    return GenerationSpec(
         game=GAMES[game],
         depth=depth,
         num_trunks=config.trunks,
@@ -173,6 +173,14 @@ def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) ->
         seed=seed,
         solver=config.solver,
     )
+
+
+def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
+    """The PBS file of (game, depth, seed), generated unless already complete."""
+    variant = "" if config.solver == "cfr+" else f"-{config.solver}"
+    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    spec = dataset_spec(config, game, depth, seed)
     generate(spec, path, workers=config.workers, progress=config.progress)
     return path
 

@@ -138,6 +138,11 @@ class PbsCollate:
         return _flatten(samples) if isinstance(samples, list) else samples
 
 
+def validation_trunk_count(num_trunks: int, val_fraction: float) -> int:
+    """The trunk strategies `split_by_trunk` holds out of `num_trunks`: round(val_fraction · T), at least one."""
+    return max(1, round(val_fraction * num_trunks))
+
+
 def split_by_trunk(trunk: np.ndarray, val_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(train rows, validation rows) of samples whose trunk strategy is `trunk: [N]`.
 
@@ -147,7 +152,7 @@ def split_by_trunk(trunk: np.ndarray, val_fraction: float, seed: int) -> tuple[n
     if not 0.0 < val_fraction < 1.0:
         raise PvfError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
     trunks = np.unique(trunk)
-    num_val = max(1, round(val_fraction * len(trunks)))
+    num_val = validation_trunk_count(len(trunks), val_fraction)
     if num_val >= len(trunks):
         raise PvfError(
             f"cannot split {len(trunks)} trunk strategies into train and validation "
