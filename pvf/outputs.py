@@ -43,13 +43,19 @@ def check_output_file(path: str | Path, option: str) -> Path:
     return out
 
 
-def check_output_dir(path: str | Path, option: str) -> Path:
-    """`path` as a Path, created if missing, if files can be written in it; else a PvfError naming `option`."""
+def _directory_name(path: str | Path, option: str) -> Path:
+    """`path` as a Path: not empty, and not an existing file; else a PvfError naming `option`."""
     if str(path).strip() == "":
         raise PvfError(f"{option} is empty; pass a directory")
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise PvfError(f"{out} is a file; {option} takes a directory")
+    return out
+
+
+def check_output_dir(path: str | Path, option: str) -> Path:
+    """`path` as a Path, created if missing, if files can be written in it; else a PvfError naming `option`."""
+    out = _directory_name(path, option)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -60,11 +66,7 @@ def check_output_dir(path: str | Path, option: str) -> Path:
 
 def check_future_dir(path: str | Path, option: str) -> Path:
     """`path` as a Path if `check_output_dir` could create it (nothing is created); else a PvfError naming `option`."""
-    if str(path).strip() == "":
-        raise PvfError(f"{option} is empty; pass a directory")
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise PvfError(f"{out} is a file; {option} takes a directory")
+    out = _directory_name(path, option)
     existing = next(p for p in (out, *out.absolute().parents) if p.exists())
     if existing == out.absolute():
         _check_writable_dir(out, option)
