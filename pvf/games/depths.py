@@ -49,9 +49,8 @@ class DepthSizes:
         """A one-line warning if every sample at this depth is a copy of a few PBSs, else None."""
         if self.decisions_before:
             return None
-        return (
-            f"move {self.depth}: no player acts before it, so every trunk strategy gives the same beliefs and a "
-            f"dataset holds only {self.public_states} distinct PBS(s), repeated once per trunk; choose a later move"
+        return _same_beliefs(
+            self.depth, f"a dataset holds only {self.public_states} distinct PBS(s), repeated once per trunk"
         )
 
     def as_dict(self) -> dict:
@@ -59,8 +58,8 @@ class DepthSizes:
 
 
 def same_beliefs_warning(loaded: LoadedGame, depth: int) -> str | None:
-    """`DepthSizes.warning`'s line for move `depth`, found without the public tree: the histories of smaller
-    move numbers are walked breadth first until a player acts at one (usually within a few histories)."""
+    """`DepthSizes.warning`'s condition for move `depth`, found without the public tree: the histories of smaller
+    move numbers are walked (depth first) until a player acts at one (usually within a few histories)."""
     frontier = [root_node(loaded)]
     while frontier:
         node = frontier.pop()
@@ -71,8 +70,16 @@ def same_beliefs_warning(loaded: LoadedGame, depth: int) -> str | None:
             return None
         frontier.extend(child(node, a, loaded.simultaneous) for a, _ in state.chance_outcomes())
     return (
-        f"move {depth}: no player acts before it, so every trunk strategy gives the same beliefs and each trunk's "
-        f"samples are the same PBSs; choose a later move (pvf describe {loaded.game_string} lists them)"
+        _same_beliefs(depth, "each trunk's samples are the same PBSs")
+        + f" (pvf describe {loaded.game_string} lists them)"
+    )
+
+
+def _same_beliefs(depth: int, consequence: str) -> str:
+    """The warning for a move before which no player acts, with what it means for the data."""
+    return (
+        f"move {depth}: no player acts before it, so every trunk strategy gives the same beliefs and {consequence}; "
+        "choose a later move"
     )
 
 
