@@ -71,7 +71,7 @@ class Architectures(MutableMapping):
         entry = self._entries[name]
         if isinstance(entry, ArchitectureEntry):
             return entry.help
-        return (entry.__doc__ or "").strip().splitlines()[0] if entry.__doc__ else name
+        return entry.__doc__.strip().splitlines()[0] if entry.__doc__ and entry.__doc__.strip() else name
 
     def reads_sets(self, name: str) -> bool:
         entry = self._entries[name]
