@@ -6,9 +6,9 @@ DIR/linear_targets.csv (step, variant, loss) and DIR/linear_targets.png.
 
 `pvf experiment leaf-targets` solves a trunk with the dataset's targets
 computed on demand at the leaves (CFR+ average profile, last iterate, best
-responses) next to the exact oracle and the zero evaluator: the trunk
-exploitability a network that learned its targets perfectly would reach
-(pvf.experiments.leaf_targets).
+responses, guarded where a belief is zero or not) next to the
+exact oracle and the zero evaluator: the trunk exploitability a network
+that learned its targets perfectly would reach (pvf.experiments.leaf_targets).
 
 `pvf experiment particle-trunks` is fig. 4 generalised to your own particle
 networks: sparse particle trunks of K histories drawn by a reference
@@ -59,6 +59,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     leaf.add_argument("--game", default="leduc_poker", help="OpenSpiel game string or alias (default leduc_poker)")
     leaf.add_argument("--depth", type=int, default=7, help="trunk depth as a move number (default 7)")
+    leaf.add_argument(
+        "--root-move",
+        type=int,
+        default=0,
+        help="root the trunk at the equilibrium's support histories at this move (default 0: the initial state)",
+    )
     leaf.add_argument(
         "--cfr-iterations", type=int, default=100, help="CFR+ iterations per leaf solve, as the targets (default 100)"
     )
@@ -201,20 +207,29 @@ def run_leaf(args: argparse.Namespace) -> int:
         if args.json:
             return
         if not shown:
+            start = "" if args.root_move == 0 else f"from move {args.root_move} "
             print(
-                f"{args.game}, trunk to move {args.depth}, {args.iterations} trunk iterations, "
+                f"{args.game}, trunk {start}to move {args.depth}, {args.iterations} trunk iterations, "
                 f"leaf targets from {args.cfr_iterations} CFR+ iterations"
             )
-            print(f"{'leaf evaluator':<20} {'NashConv':>10} {'OpenSpiel':>10} {'solve s':>8}")
+            print(f"{'leaf evaluator':<28} {'NashConv':>10} {'OpenSpiel':>10} {'solve s':>8}")
         print(
-            f"{row['evaluator']:<20} {row['trunk_exploitability']:>10.4f} {row['openspiel']:>10.4f} "
+            f"{row['evaluator']:<28} {row['trunk_exploitability']:>10.4f} {row['openspiel']:>10.4f} "
             f"{row['solve_seconds']:>8.1f}",
             flush=True,
         )
         shown.append(row["evaluator"])
 
+    if args.root_move < 0:
+        raise PvfError(f"--root-move must be a move number (0 or more), got {args.root_move}")
     rows = run_leaf_targets(
-        args.game, args.depth, args.cfr_iterations, args.iterations, on_result=show, max_histories=args.max_histories
+        args.game,
+        args.depth,
+        args.cfr_iterations,
+        args.iterations,
+        on_result=show,
+        max_histories=args.max_histories,
+        root_move=args.root_move,
     )
     if args.json:
         print(
@@ -222,6 +237,7 @@ def run_leaf(args: argparse.Namespace) -> int:
                 {
                     "game": args.game,
                     "depth": args.depth,
+                    "root_move": args.root_move,
                     "iterations": args.iterations,
                     "cfr_iterations": args.cfr_iterations,
                     "trunk_exploitability": {r["evaluator"]: r["trunk_exploitability"] for r in rows},

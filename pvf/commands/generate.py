@@ -49,9 +49,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--target",
-        choices=("average", "current"),
+        choices=("average", "current", "best_response"),
         default="average",
-        help="profile whose values /infostates/target holds (default average; both are stored)",
+        help="what /infostates/target holds: the average profile's values (default), the last iterate's (always "
+        "stored too, /infostates/target_current) or best responses, guarded where a belief is zero (best_response: the "
+        "values a trunk needs where a belief is zero; one more solve)",
     )
     p.add_argument(
         "--task-size",

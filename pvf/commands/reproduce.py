@@ -118,10 +118,10 @@ def _training_options(p: argparse.ArgumentParser) -> None:
     # parser is built for every pvf command)
     p.add_argument(
         "--target",
-        choices=("average", "current"),
+        choices=("average", "current", "best_response"),
         default=None,
-        help="train on CFR+'s average profile or last iterate (checkpoints get -current; default: "
-        "configs/train.yaml's)",
+        help="train on CFR+'s average profile, its last iterate or best responses (guarded where a belief is zero) "
+        "(checkpoints get -<target> but for average; default: configs/train.yaml's)",
     )
     p.add_argument("--max-steps", type=int, default=None, help="training steps (default: configs/train.yaml's)")
     p.add_argument(

@@ -18,7 +18,7 @@ from typing import Any
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 
-TARGETS = ("average", "current")
+TARGETS = ("average", "current", "best_response")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class DataLayout:
 
     game: OpenSpiel game string of the data.
     depth: trunk depth (OpenSpiel move number) of the data's public states.
-    target: which target column was trained on: "average" or "current".
+    target: which target was trained on: "average", "current" or "best_response".
     public_dim: Fp, public features per public state.
     private_dim: Fq, private features per infostate.
     max_slots: (K1max, K2max), per player 1 + the largest slot in the file;
@@ -122,17 +122,17 @@ class DataLayout:
 def check_target(ds: PBSDataset, target: str) -> str:
     """The PBSDataset attribute holding `target`'s values: "target" or "target_current".
 
-    "current" is always `/infostates/target_current`; "average" is
-    `/infostates/target` when the file's `target` attribute says it holds
-    the average profile.
+    "current" is always `/infostates/target_current`; "average" and
+    "best_response" are `/infostates/target` when the file's `target`
+    attribute says it holds them.
     """
     if target not in TARGETS:
         raise PvfError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
     if target == "current":
         return "target_current"
-    if ds.attrs["target"] != "average":
+    if ds.attrs["target"] != target:
         raise PvfError(
-            f"{ds.path} holds no average-profile targets (its target column is the "
-            f"{ds.attrs['target']!r} profile's); train with target: current"
+            f"{ds.path} holds no {target!r} targets (its target column holds {ds.attrs['target']!r}); train with "
+            f"target: {ds.attrs['target']} or current, or generate with --target {target}"
         )
     return "target"

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.errors import PvfError
 from pvf.games.history_sampling import ParticleSample, continuations
 from pvf.games.induced_pbs import induced_histories, induced_roots
 from pvf.games.loading import LoadedGame
@@ -46,6 +47,7 @@ from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
+from pvf.solvers.guarded_values import best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
 
 
@@ -57,6 +59,8 @@ class SolvedRows:
     infostates: per player [J_n] tree infostates of the rows (player 1's, then player 2's).
     belief, target, target_current, mass: per player [J_n].
     reach: the PBS's `CounterfactualReach` over the rows' columns (the rows' reach and mean opponent features).
+    target_best_response: per player [J_n] best-response targets (`pvf.solvers.guarded_values`), or None
+        where not asked for.
     """
 
     tree: PublicTree
@@ -67,6 +71,14 @@ class SolvedRows:
     target_current: tuple[np.ndarray, np.ndarray]
     mass: tuple[np.ndarray, np.ndarray]
     reach: CounterfactualReach
+    target_best_response: tuple[np.ndarray, np.ndarray] | None = None
+
+    def of(self, target: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' values of a target kind: "average", "current" or "best_response"."""
+        values = {"average": self.target, "current": self.target_current, "best_response": self.target_best_response}
+        if values[target] is None:
+            raise PvfError(f"these rows were solved without {target!r} values")
+        return values[target]
 
 
 def induced_subgames(
@@ -104,8 +116,12 @@ def solve_children(
     cfr_iterations: int,
     max_histories: int,
     rng: np.random.Generator,
+    best_response: bool = False,
 ) -> SolvedRows:
-    """Steps 1–4 for particles at move `depth` − 1; the rows are at move `depth`."""
+    """Steps 1–4 for particles at move `depth` − 1; the rows are at move `depth`.
+
+    best_response: also the rows' best-response targets (a second, guarded solve).
+    """
     parents_tree = build_particle_tree(loaded, sample.particles, depth_limit=depth)
     parents, sigma = induced_roots(
         loaded, parents_tree, find_histories(parents_tree, sample.particles), sample.own_reach
@@ -136,9 +152,16 @@ def solve_children(
         belief.append(b[rows[n]])
         mass.append(m[rows[n]])
     leaves = induced_subgames(loaded, children_tree, (rows[0], rows[1]), max_histories)
-    result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]))
+    roots = leaves.root_beliefs(belief[0][None], belief[1][None])
+    result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=roots)
     average = leaves.scatter(*result.root_values)
     current = leaves.scatter(*result.current_root_values)
+    responses = None
+    if best_response:
+        values = best_response_targets(
+            leaves.game, cfr_plus, cfr_iterations, roots, leaves.root_public_states, solved=result
+        )
+        responses = tuple(v[0] for v in leaves.scatter(*values))
     tree = leaves.tree
     return SolvedRows(
         tree=tree,
@@ -149,4 +172,5 @@ def solve_children(
         target_current=(current[0][0], current[1][0]),
         mass=(mass[0], mass[1]),
         reach=leaves.reach,
+        target_best_response=responses,
     )

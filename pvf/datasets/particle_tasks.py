@@ -66,6 +66,7 @@ from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import PublicTree
+from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.sequence_form import build_sequence_game
@@ -111,11 +112,20 @@ def solve_sample(spec: GenerationSpec, sample_id: int) -> dict:
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
         sample = sample_particles(loaded, strategy, history, options.count, rng)
     if options.rows == "children":
-        solved = solve_children(loaded, sample, strategy, spec.depth, spec.cfr_iterations, options.max_histories, rng)
+        solved = solve_children(
+            loaded,
+            sample,
+            strategy,
+            spec.depth,
+            spec.cfr_iterations,
+            options.max_histories,
+            rng,
+            best_response=spec.target == "best_response",
+        )
     else:
         solved = _solve_particle_rows(spec, loaded, sample)
     public, private = sample_features(solved.tree, observers, solved.public_state, solved.infostates)
-    target = solved.target if spec.target == "average" else solved.target_current
+    target = solved.of(spec.target)
     width = max(p.shape[1] for p in private)
     private = [np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]
     b = [solved.belief[n][None] for n in (0, 1)]
@@ -141,6 +151,10 @@ def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: Parti
     tree, roots, weights, own = _subgame(spec, loaded, sample)
     game = build_sequence_game(tree, root_histories=roots, root_weights=weights)
     result = cfr_plus(game, spec.cfr_iterations)
+    responses = None
+    if spec.target == "best_response":  # every root infostate has belief (its weight): the guard changes nothing
+        x, y = (p.T for p in result.average_realization)
+        responses = best_response_root_values(game, x, y)
     infos = tuple(game.players[n].root_infostates for n in (0, 1))
     sigma, mass = [], []
     for n in (0, 1):
@@ -159,6 +173,7 @@ def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: Parti
         values(result.current_root_values),
         tuple(mass),
         reach,
+        None if responses is None else values(responses),
     )
 
 

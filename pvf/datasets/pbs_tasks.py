@@ -146,8 +146,9 @@ def run_pbs_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
-    solved = ctx.solver.solve(beliefs)  # columns in trunk.leaf_infostates order, as the beliefs
-    target = solved.average if spec.target == "average" else solved.current
+    # columns in trunk.leaf_infostates order, as the beliefs
+    solved = ctx.solver.solve(beliefs, best_response=spec.target == "best_response")
+    target = solved.of(spec.target)
 
     def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         return np.concatenate(per_player, axis=1)[:, layout.columns].reshape(-1)

@@ -40,7 +40,7 @@ from pvf.errors import PvfError
 from pvf.games.loading import canonical_game_string
 from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES
 
-TARGET_PROFILES = ("average", "current")
+TARGET_PROFILES = ("average", "current", "best_response")
 DEFAULT_TASK_SIZE = 50
 DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
 SUBGAMES = ("induced", "drawn")
@@ -92,7 +92,8 @@ class GenerationSpec:
     cfr_iterations: solver iterations per leaf subgame (CFR+'s, or MMD's with solver "mmd").
     seed: generation seed (non-negative).
     sampling: the trunk-strategy mix.
-    target: profile whose values `/infostates/target` holds: average or current.
+    target: what `/infostates/target` holds: the average profile's values, the last iterate's ("current") or
+        best responses, guarded where a belief is zero ("best_response", `pvf.solvers.guarded_values`).
     task_size: trunks (samples) per task; a task's PBSs at one public state are one CFR+ batch.
     solver: "cfr+" or "mmd" (its default schedule; both targets are then its last
         iterate). Files written before this attribute existed are "cfr+". Particle datasets are CFR+'s.

@@ -15,7 +15,14 @@ public states) are disjoint, so they are solved together as one game:
      the average profile, and under the last iterate (the authors' choice).
      They carry chance and opponent reach (docs/architecture.md), so for each PBS
      Σ b₁·v₁ + Σ b₂·v₂ = 0.
-With solver "mmd" both targets are MMD's last iterate (it has no average).
+  4. On request, best-response targets (`pvf.solvers.guarded_values`):
+     each player's best response to the other's average, and where the
+     player's belief is zero, to the other's average in a second solve of
+     the same batch with every belief guarded (the values a trunk needs
+     there); Σ b₁·v₁ + Σ b₂·v₂ ≥ 0 is then the average profile's subgame
+     NashConv.
+With solver "mmd" the average and current targets are MMD's last iterate
+(it has no average), and the best responses answer its last iterates.
 The batch is the speed: one sparse × dense product per iteration and player
 serves all B × L PBSs. Which trunks share a batch is fixed by the caller
 (`pvf.datasets.task_plan`), so results are reproducible to the bit.
@@ -27,7 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
+from pvf.solvers.guarded_values import best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.registry import DEFAULT_SOLVER, get_solver
 from pvf.solvers.sequence_form import SequenceGame
@@ -39,11 +48,20 @@ class PBSTargets:
 
     average: per player [B, J_n] under the average CFR+ profile.
     current: per player [B, J_n] under the last CFR+ iterate.
+    best_response: per player [B, J_n] best-response targets (step 4), or None if not asked for.
     Columns follow `LeafSolver.infostates[n]`.
     """
 
     average: tuple[np.ndarray, np.ndarray]
     current: tuple[np.ndarray, np.ndarray]
+    best_response: tuple[np.ndarray, np.ndarray] | None = None
+
+    def of(self, target: str) -> tuple[np.ndarray, np.ndarray]:
+        """The values of a target kind: "average", "current" or "best_response"."""
+        values = {"average": self.average, "current": self.current, "best_response": self.best_response}[target]
+        if values is None:
+            raise PvfError(f"these targets were solved without {target!r} values")
+        return values
 
 
 class LeafSolver:
@@ -71,10 +89,21 @@ class LeafSolver:
         """The sequence game of all the subgames."""
         return self.subgames.game
 
-    def solve(self, beliefs: tuple[np.ndarray, np.ndarray]) -> PBSTargets:
-        """Targets of B trunks' PBSs from their leaf beliefs (b1 [B, J1], b2 [B, J2])."""
-        result = self.solver(self.game, self.iterations, root_beliefs=self.subgames.root_beliefs(*beliefs))
+    def solve(self, beliefs: tuple[np.ndarray, np.ndarray], best_response: bool = False) -> PBSTargets:
+        """Targets of B trunks' PBSs from their leaf beliefs (b1 [B, J1], b2 [B, J2]).
+
+        best_response: also step 4's targets (a second solve).
+        """
+        roots = self.subgames.root_beliefs(*beliefs)
+        result = self.solver(self.game, self.iterations, root_beliefs=roots)
+        responses = None
+        if best_response:
+            values = best_response_targets(
+                self.game, self.solver, self.iterations, roots, self.subgames.root_public_states, solved=result
+            )
+            responses = self.subgames.scatter(*values)
         return PBSTargets(
             average=self.subgames.scatter(*result.root_values),
             current=self.subgames.scatter(*result.current_root_values),
+            best_response=responses,
         )

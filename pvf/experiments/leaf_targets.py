@@ -2,15 +2,20 @@
 
 A value function is trained to reproduce its dataset's targets, so the best
 it can do is to play like an evaluator that computes those targets on
-demand. For the trunk from the initial state to move `depth`:
+demand. For the trunk from move `root_move` (default 0, the initial state;
+later, the chance node over the equilibrium's support histories at that
+move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
   1. CFR+ (`iterations`, default 100) on the trunk with each leaf evaluator:
      - "exact": the LP oracle (`ExactEvaluator`), best-response values
        against an exact equilibrium;
      - "cfr_average", "cfr_current", "cfr_best_response": the leaf subgames
        solved by `cfr_iterations` CFR+ iterations from the queried beliefs,
-       valued as pvf's default target (average profile), the authors'
-       (last iterate), or by best responses to the average profile, which
-       is what a player with zero reach at an infostate would need;
+       valued as the average profile, the last iterate (the authors'
+       target), or by best responses, guarded where a belief is zero
+       (`pvf.solvers.guarded_values`: what a trunk needs there);
+     - "cfr_best_response_unguarded": best responses to the plain CFR+
+       average (guard 0), which values zero-belief infostates by how well
+       they exploit a strategy that never had to answer them;
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -20,12 +25,14 @@ the target recipe.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, build_public_tree
+from pvf.errors import PvfError, check_argument
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
 from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
 
 EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
@@ -33,26 +40,55 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_average": lambda trunk, k: CFRTargetEvaluator(trunk, k, "average"),
     "cfr_current": lambda trunk, k: CFRTargetEvaluator(trunk, k, "current"),
     "cfr_best_response": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response"),
+    "cfr_best_response_unguarded": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", guard=0.0),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
 
 
+def leaf_targets_trunk(tree: PublicTree, depth: int, root_move: int = 0) -> Trunk:
+    """The trunk to `depth`: from the initial state, or from the equilibrium's support at `root_move` > 0."""
+    check_argument("root_move", root_move, int, minimum=0)
+    if root_move == 0:
+        return build_trunk(tree, depth)
+    if depth <= root_move:
+        raise PvfError(f"the trunk needs --root-move < --depth, got {root_move} and {depth}")
+    return sparse_setting(tree, root_move, depth).evaluation
+
+
 def run_leaf_targets(
-    game: str,
+    game: str | PublicTree,
     depth: int,
     cfr_iterations: int = 100,
     iterations: int = 100,
     on_result: Callable[[dict[str, Any]], None] | None = None,
     max_histories: int = DEFAULT_MAX_HISTORIES,
+    root_move: int = 0,
+    evaluators: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per evaluator: {evaluator, trunk_exploitability (NashConv), openspiel, solve_seconds}.
 
+    game: a game string or alias, or its public tree.
     on_result: called with each row as soon as it is computed (progress output).
     max_histories: the public tree's size cap (`pvf.games.public_tree`).
+    root_move: the trunk's root move (`leaf_targets_trunk`).
+    evaluators: the names of `EVALUATORS` to run (default: all).
     """
-    trunk = build_trunk(build_public_tree(game, max_histories=max_histories), depth)
+    tree = game if isinstance(game, PublicTree) else build_public_tree(game, max_histories=max_histories)
+    trunk = leaf_targets_trunk(tree, depth, root_move)
+    return evaluate_leaf_targets(trunk, cfr_iterations, iterations, on_result, evaluators)
+
+
+def evaluate_leaf_targets(
+    trunk: Trunk,
+    cfr_iterations: int = 100,
+    iterations: int = 100,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    evaluators: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """`run_leaf_targets`'s rows for a trunk already built."""
     rows = []
-    for name, make in EVALUATORS.items():
+    for name in EVALUATORS if evaluators is None else evaluators:
+        make = EVALUATORS[name]
         result = solve_and_evaluate(trunk, make(trunk, cfr_iterations), iterations)
         row = {
             "evaluator": name,

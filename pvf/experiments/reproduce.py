@@ -74,9 +74,11 @@ class ReproduceConfig:
     seeds: the seeds s (each: its own dataset, training run and tie-breaking).
     trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
     solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
-    target: the profile trained on, "average" or "current" (CFR+'s last
-        iterate, stored in every file; "-current" in checkpoint names);
-        default configs/train.yaml's.
+    target: what is trained on: "average", "current" (CFR+'s last iterate,
+        stored in every file) or "best_response" (best responses, guarded
+        where a belief is zero, `pvf.solvers.guarded_values`; its own data
+        files, "-best_response" in their names); "-<target>" in checkpoint names but
+        for "average"; default configs/train.yaml's.
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64;
         max_steps and batch_size default to configs/train.yaml's).
     iterations: CFR+ iterations in every trunk (paper: 100).
@@ -172,12 +174,20 @@ def dataset_spec(config: ReproduceConfig, game: str, depth: int, seed: int) -> G
         cfr_iterations=config.cfr_iterations,
         seed=seed,
         solver=config.solver,
+        target=_data_target(config),
     )
+
+
+def _data_target(config: ReproduceConfig) -> str:
+    """The file's target column: best responses when trained on, else the average (the last iterate is always in)."""
+    return "best_response" if config.target == "best_response" else "average"
 
 
 def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:
     """The PBS file of (game, depth, seed), generated unless already complete."""
     variant = "" if config.solver == "cfr+" else f"-{config.solver}"
+    if _data_target(config) != "average":
+        variant += f"-{_data_target(config)}"
     path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = dataset_spec(config, game, depth, seed)

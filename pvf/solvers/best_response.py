@@ -49,6 +49,16 @@ def best_response_value(
     return np.sum(beliefs[player] * q[:R], axis=0)
 
 
+def best_response_root_values(game: SequenceGame, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each player's best-response values at the root infostates against the other's realization plan.
+
+    x: [S1, B], y: [S2, B] realization plans (their root rows are the beliefs) -> ([B, R1], [B, R2]).
+    """
+    q1, _ = best_response_values(game.players[0], game.payoff @ y)
+    q2, _ = best_response_values(game.players[1], -(game.payoff_t @ x))
+    return q1[: game.players[0].num_roots].T, q2[: game.players[1].num_roots].T
+
+
 def nash_conv(
     game: SequenceGame,
     strategies: tuple[np.ndarray, np.ndarray],

@@ -32,8 +32,9 @@ per leaf public state, concatenated). Values are counterfactual values
   states of the Leduc depth-7 trunk, so 100 trunk iterations take ~12 s.
 - `CFRTargetEvaluator`: the same leaf game solved the way the dataset's
   targets are made (batched CFR+, average profile / last iterate / best
-  response): how well a network that learned its targets perfectly would
-  do (`pvf experiment leaf-targets`).
+  responses, guarded where a belief is zero, `pvf.solvers.guarded_values`):
+  how well a network that learned its targets perfectly would do
+  (`pvf experiment leaf-targets`).
 A trained network is a leaf evaluator too, built outside this numpy-only
 package: `pvf.valuefn.evaluator.NetworkEvaluator`.
 """
@@ -44,6 +45,7 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.guarded_values import DEFAULT_GUARD, best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.maximin_lp import MaximinLP
 from pvf.solvers.trunk_solver import Trunk
@@ -101,15 +103,22 @@ class CFRTargetEvaluator:
 
     All problems of a query in one batched `cfr_plus` call of `iterations`
     iterations; `target` picks the values: "average" (the average profile,
-    pvf's training target), "current" (the last iterate, the authors') or
-    "best_response" (each player's best response to the other's average).
+    pvf's first training target), "current" (the last iterate, the authors')
+    or "best_response" (each player's best response to the other's average,
+    to its guarded average where the player's belief is zero,
+    `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere).
     A perfect network trained on that target would play like this evaluator.
     """
 
     TARGETS = ("average", "current", "best_response")
 
     def __init__(
-        self, trunk: Trunk, iterations: int = 100, target: str = "average", leaves: LeafSubgames | None = None
+        self,
+        trunk: Trunk,
+        iterations: int = 100,
+        target: str = "average",
+        leaves: LeafSubgames | None = None,
+        guard: float = DEFAULT_GUARD,
     ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own)."""
         if target not in self.TARGETS:
@@ -117,14 +126,15 @@ class CFRTargetEvaluator:
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.iterations = iterations
         self.target = target
+        self.guard = guard
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        result = cfr_plus(self.leaves.game, self.iterations, root_beliefs=self.leaves.root_beliefs(reach1, reach2))
-        if self.target == "average":
-            values = result.root_values
-        elif self.target == "current":
-            values = result.current_root_values
-        else:
-            x, y = result.average_realization
-            values = self.leaves.best_response_root_values(x.T, y.T)
+        beliefs = self.leaves.root_beliefs(reach1, reach2)
+        if self.target == "best_response":
+            values = best_response_targets(
+                self.leaves.game, cfr_plus, self.iterations, beliefs, self.leaves.root_public_states, self.guard
+            )
+            return self.leaves.scatter(*values)
+        result = cfr_plus(self.leaves.game, self.iterations, root_beliefs=beliefs)
+        values = result.root_values if self.target == "average" else result.current_root_values
         return self.leaves.scatter(*values)

@@ -23,9 +23,9 @@ from functools import cached_property
 import numpy as np
 
 from pvf.games.public_tree import PublicTree
+from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.sequence_form import build_sequence_game
-from pvf.solvers.sequence_ops import best_response_values
 
 
 class LeafSubgames:
@@ -83,7 +83,9 @@ class LeafSubgames:
 
         x: [S1, B], y: [S2, B] -> ([B, R1], [B, R2]).
         """
-        g = self.game
-        q1, _ = best_response_values(g.players[0], g.payoff @ y)
-        q2, _ = best_response_values(g.players[1], -(g.payoff_t @ x))
-        return q1[: g.players[0].num_roots].T, q2[: g.players[1].num_roots].T
+        return best_response_root_values(self.game, x, y)
+
+    @cached_property
+    def root_public_states(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per player [R_n] the public state of each of the game's root infostates (the guard's groups)."""
+        return tuple(self.tree.infostate_public_state[n][self.game.players[n].root_infostates] for n in (0, 1))

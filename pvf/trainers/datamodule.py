@@ -27,8 +27,10 @@ class PbsDataModule(pl.LightningDataModule):
     """Train/validation loaders over the PBS file at `path`.
 
     path: HDF5 dataset written by `pvf generate`.
-    target: train on the average-profile values ("average", column `target`)
-        or the last CFR+ iterate's ("current", column `target_current`).
+    target: train on the average-profile values ("average", column `target`),
+        the last CFR+ iterate's ("current", column `target_current`) or best
+        responses, guarded where a belief is zero ("best_response", column `target`
+        of a file generated with that target).
     batch_size: samples (PBSs) per batch.
     val_fraction: share of trunk strategies held out for validation.
     split_seed: seed of the trunk permutation.
@@ -47,7 +49,7 @@ class PbsDataModule(pl.LightningDataModule):
     def __init__(
         self,
         path: str,
-        target: Literal["average", "current"] = "average",
+        target: Literal["average", "current", "best_response"] = "average",
         batch_size: int = 64,
         val_fraction: float = 0.1,
         split_seed: int = 0,

@@ -232,7 +232,7 @@ class EnsembleTrainer:
     ) -> EnsembleTrainer:
         """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout.
 
-        target: the profile trained on ("average" or "current", as `PbsDataModule`).
+        target: what is trained on ("average", "current" or "best_response", as `PbsDataModule`).
         model_args: lr, lr_schedule and the architecture's hyper-parameters (`build_member`).
         """
         layouts = [DataLayout.from_file(p) for p in paths]

@@ -85,7 +85,7 @@ def train_value_function(
     every_n_steps: trunk exploitability every so many steps; None: `ValidationHistory`.
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
-    target: the profile whose values are trained on, "average" or "current" (PbsDataModule).
+    target: what is trained on, "average", "current" or "best_response" (PbsDataModule).
     val_fraction: share of trunk strategies held out for validation (PbsDataModule).
     model_args: the architecture's hyper-parameters (e.g. num_layers, basis_layers)
         and the module's (lr, lr_schedule).

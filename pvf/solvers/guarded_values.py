@@ -1,0 +1,112 @@
+"""Leaf values a trunk can use: best responses, guarded where a belief is zero.
+
+Why. Fix player 2's beliefs b₂ of a PBS. Player 1 best-responds separately
+at each of its root infostates, so the subgame's value to player 1 is
+V(b₁) = min_y Σ_I b₁(I)·cbv₁(I; y), a minimum of linear functions of b₁
+(cbv₁(I; y): I's counterfactual best-response value against y). Every
+equilibrium strategy y* of player 2 gives a supergradient cbv₁(·; y*) of V
+at b₁, and trunk CFR+ runs on such supergradients; at a leaf infostate I
+with b₁(I) = 0 it asks what moving belief into I earns, and the
+supergradients of different equilibria disagree there most:
+  - the solver's own profile values I by the play it happens to keep there
+    (CFR+'s average: uniform), which is no supergradient at all;
+  - a best response to the solver's equilibrium values I by how well I
+    exploits a strategy that never had to answer I: a valid supergradient,
+    but an optimistic one (Liar's Dice 1×3, trunk to move 4: 4.6× the exact
+    oracle's trunk exploitability, docs/results/value-function-quality.md).
+
+What (`best_response_targets`), per player n and root infostate I:
+  - b_n(I) > 0: n's best-response value against the opponent's strategy in
+    the solver's profile at the true beliefs (the equilibrium value, to the
+    solver's accuracy);
+  - b_n(I) = 0: n's best-response value against the opponent's strategy in
+    the guarded profile: the subgame solved again with every belief raised
+    to at least `guard` times its player's largest belief in the same public
+    state (`guarded_beliefs`; `guard` everywhere where the player has none,
+    only the ratios matter), so the opponent must answer I as it would once
+    the trunk moved belief there.
+Values carry chance and opponent reach like every pvf value
+(docs/architecture.md), the opponent's reach from the true beliefs.
+Σ b₁·v₁ + Σ b₂·v₂ is the subgame NashConv of the solver's profile (≥ 0).
+The guard (default 0.1) was chosen on the sweep of
+`pvf.experiments.target_quality`: 0.01 guards too little, and raising
+positive beliefs too (the guarded profile everywhere) biases them.
+
+Cost: one more solve of the same batch with other root beliefs, and two
+bottom-up best-response passes per player.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.solvers.best_response import best_response_root_values
+from pvf.solvers.interface import Solver, SolverResult
+from pvf.solvers.sequence_form import SequenceGame
+from pvf.solvers.sequence_ops import realization_plan
+
+DEFAULT_GUARD = 0.1
+
+
+def guarded_beliefs(beliefs: np.ndarray, groups: np.ndarray, guard: float) -> np.ndarray:
+    """[B, R] beliefs raised to at least `guard` times the largest belief of their group.
+
+    beliefs: [B, R] one player's root beliefs; groups: [R] the public state of each root infostate.
+    A group without belief in a row gets `guard` in every column.
+    """
+    if not 0.0 <= guard <= 1.0:
+        raise PvfError(f"the guard must lie in [0, 1], got {guard}")
+    beliefs = np.asarray(beliefs, dtype=np.float64)
+    groups = np.asarray(groups)
+    order = np.argsort(groups, kind="stable")
+    starts = np.flatnonzero(np.r_[True, groups[order][1:] != groups[order][:-1]])
+    peak = np.maximum.reduceat(beliefs[:, order], starts, axis=1)  # [B, G]
+    peak[peak <= 0.0] = 1.0
+    member = np.empty(len(groups), dtype=np.int64)
+    member[order] = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(groups)]))
+    return np.maximum(beliefs, guard * peak[:, member])
+
+
+def best_response_targets(
+    game: SequenceGame,
+    solver: Solver,
+    iterations: int,
+    root_beliefs: tuple[np.ndarray, np.ndarray],
+    groups: tuple[np.ndarray, np.ndarray],
+    guard: float = DEFAULT_GUARD,
+    solved: SolverResult | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per player [B, R_n] the module's best-response root values.
+
+    game: a subgame solved to the end (a chance-node root over leaf histories).
+    root_beliefs: (b1 [B, R1], b2 [B, R2]) the true root beliefs.
+    groups: per player [R_n] the public state of each root infostate.
+    guard: 0: best responses to the solver's profile everywhere (no second solve).
+    solved: the solver's result at the true beliefs, if already computed.
+    """
+    if solved is None:
+        solved = solver(game, iterations, root_beliefs=root_beliefs)
+    plain = _responses(game, solved, root_beliefs)
+    if guard == 0.0:
+        return plain
+    if not 0.0 < guard <= 1.0:
+        raise PvfError(f"the guard must lie in [0, 1], got {guard}")
+    raised = tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
+    guarded = _responses(game, solver(game, iterations, root_beliefs=raised), root_beliefs)
+    return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
+
+
+def _responses(
+    game: SequenceGame, result: SolverResult, root_beliefs: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per player [B, R_n] best-response root values against the other's average strategy, at the true beliefs."""
+    plans = [
+        realization_plan(
+            game.players[n],
+            np.ascontiguousarray(result.average_strategy[n].T),
+            np.ascontiguousarray(np.asarray(root_beliefs[n], dtype=np.float64).T),
+        )
+        for n in (0, 1)
+    ]
+    return best_response_root_values(game, plans[0], plans[1])

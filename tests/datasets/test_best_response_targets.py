@@ -1,0 +1,91 @@
+"""Files generated with --target best_response: the leaf evaluator's values, the rest of the file unchanged.
+
+What the targets are worth at the leaves of a trunk is measured against the exact oracle in
+tests/solvers/test_guarded_values.py; here: that the files hold them, enumerated and particle alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pbs_helpers import GOOF5, datasets_of, make, small_spec
+
+from pvf.datasets.layout import check_target
+from pvf.datasets.reader import PBSDataset
+from pvf.datasets.spec import ParticleSpec
+from pvf.errors import PvfError
+from pvf.games.public_tree import build_public_tree
+from pvf.solvers.evaluators import CFRTargetEvaluator
+from pvf.solvers.trunk_solver import build_trunk
+
+
+@pytest.fixture(scope="module")
+def leduc_pair(tmp_path_factory):
+    out = tmp_path_factory.mktemp("br")
+    spec = dict(trunks=4, iterations=30)
+    return make(out / "avg.h5", small_spec(**spec)), make(out / "br.h5", small_spec(target="best_response", **spec))
+
+
+def test_only_the_target_column_and_its_attribute_differ(leduc_pair):
+    average, responses = (datasets_of(p) for p in leduc_pair)
+    assert sorted(average) == sorted(responses)
+    for name in average:
+        if name != "infostates/target":
+            np.testing.assert_array_equal(average[name], responses[name], err_msg=name, strict=True)
+    with PBSDataset(leduc_pair[1]) as ds:
+        assert ds.attrs["target"] == "best_response"
+
+
+def test_the_file_holds_the_leaf_evaluators_values_at_its_beliefs(leduc_pair):
+    """Each trunk's rows are `CFRTargetEvaluator(..., "best_response")` at that trunk's leaf beliefs."""
+    trunk = build_trunk(build_public_tree("leduc_poker"), 7)
+    leaves = trunk.game.leaf_infostates
+    column = [{int(s): j for j, s in enumerate(leaves[n])} for n in (0, 1)]
+    evaluator = CFRTargetEvaluator(trunk, 30, "best_response")
+    with PBSDataset(leduc_pair[1]) as ds:
+        rows_of = np.repeat(ds.trunk, np.diff(ds.offset))
+        for t in np.unique(ds.trunk):
+            mine = rows_of == t
+            reach = [np.zeros((1, len(leaves[n]))) for n in (0, 1)]
+            where = [[column[n][int(s)] for s in ds.index[mine & (ds.player == n)]] for n in (0, 1)]
+            for n in (0, 1):
+                reach[n][0, where[n]] = ds.belief[mine & (ds.player == n)]
+            values = evaluator(*reach)
+            for n in (0, 1):
+                np.testing.assert_allclose(
+                    ds.target[mine & (ds.player == n)], values[n][0, where[n]], rtol=1e-9, atol=1e-12
+                )
+
+
+def test_best_responses_never_fall_below_the_profiles_own_values(leduc_pair):
+    """At a positive belief a best response to the average is worth at least the average itself, so
+    target ≥ average target row by row, and Σ b₁·v₁ + Σ b₂·v₂ is a small non-negative NashConv."""
+    with PBSDataset(leduc_pair[0]) as avg, PBSDataset(leduc_pair[1]) as br:
+        positive = br.belief > 0
+        assert np.all(br.target[positive] >= avg.target[positive] - 1e-12)
+        residual = br.zero_sum_residual()
+        assert residual.min() >= -1e-12 and residual.max() < 1e-2  # 30 CFR+ iterations
+        assert np.any(br.target[~positive] != avg.target[~positive])
+
+
+def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):
+    with PBSDataset(leduc_pair[1]) as ds:
+        assert check_target(ds, "best_response") == "target"
+        assert check_target(ds, "current") == "target_current"
+        with pytest.raises(PvfError, match="--target average"):
+            check_target(ds, "average")
+
+
+@pytest.mark.parametrize("rows", ["particles", "children"])
+def test_particle_files_hold_best_responses_too(tmp_path, rows):
+    spec = dict(game=GOOF5, depth=2, num_trunks=4, particles=6, cfr_iterations=40, task_size=4, rows=rows)
+    average = make(tmp_path / "avg.h5", ParticleSpec(**spec))
+    responses = make(tmp_path / "br.h5", ParticleSpec(target="best_response", **spec))
+    a, b = datasets_of(average), datasets_of(responses)
+    for name in a:
+        if name != "infostates/target":
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name, strict=True)
+    positive = b["infostates/belief"] > 0
+    assert np.all(b["infostates/target"][positive] >= a["infostates/target"][positive] - 1e-12)
+    if rows == "children":  # zero beliefs: values against the guarded strategy, not uniform play
+        assert np.any(~positive) and np.any(b["infostates/target"][~positive] != a["infostates/target"][~positive])
