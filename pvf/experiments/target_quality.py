@@ -160,13 +160,38 @@ def run(games: Sequence[str], out: Path, draws: Sequence[int] = DRAWS, seeds: Se
     return misses
 
 
+def summarize(path: Path) -> list[dict[str, str]]:
+    """Per game and path: rows, rows within the criterion, the largest ratio targets / oracle and where."""
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for key in dict.fromkeys((r["game"], r["path"]) for r in rows):
+        mine = [r for r in rows if (r["game"], r["path"]) == key]
+        worst = max(mine, key=lambda r: float(r["ratio"]))
+        out.append(
+            {
+                "game": key[0],
+                "path": key[1],
+                "rows": str(len(mine)),
+                "within": str(sum(int(r["ok"]) for r in mine)),
+                "largest_ratio": worst["ratio"],
+                "at": f"root {worst['root_move']}, depth {worst['depth']}, oracle {worst['oracle']}",
+            }
+        )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", default="|".join(GAMES), help="'|'-separated OpenSpiel game strings (default: all)")
     parser.add_argument("--out", default="runs/target-quality.csv", help="the CSV to append rows to")
+    parser.add_argument("--summary", action="store_true", help="only print the summary of the rows --out holds")
     args = parser.parse_args(argv)
-    misses = run(args.games.split("|"), Path(args.out))
-    print(f"{misses} rows miss the criterion")
+    if not args.summary:
+        misses = run(args.games.split("|"), Path(args.out))
+        print(f"{misses} rows miss the criterion")
+    for row in summarize(Path(args.out)):
+        print(" | ".join(row.values()))
     return 0
 
 

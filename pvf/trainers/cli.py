@@ -98,7 +98,7 @@ class PvfLightningCLI(LightningCLI):
 
 def run_name(data_path: str, architecture_class_path: str) -> str:
     """`<game>_<architecture>`: the game's short name (alias, else its string made path-safe) and the registry name."""
-    game = DataLayout.from_file(data_path).game
+    game = DataLayout.from_file(data_path, target="current").game  # any file has the current iterate's values
     short = next((alias for alias, full in ALIASES.items() if full == game), None)
     short = short or re.sub(r"[^A-Za-z0-9]+", "_", game).strip("_")
     module, _, name = architecture_class_path.rpartition(".")

@@ -235,7 +235,7 @@ class EnsembleTrainer:
         target: what is trained on ("average", "current" or "best_response", as `PbsDataModule`).
         model_args: lr, lr_schedule and the architecture's hyper-parameters (`build_member`).
         """
-        layouts = [DataLayout.from_file(p) for p in paths]
+        layouts = [DataLayout.from_file(p, target) for p in paths]
         if any(lay != layouts[0] for lay in layouts[1:]):
             raise PvfError("the members' dataset files differ in game, depth or layout; an ensemble needs one layout")
         data = [member_data(p, s, val_fraction, target) for p, s in zip(paths, seeds)]

@@ -111,7 +111,8 @@ class MemberGroups:
         seeds = list(seeds)
         if group_size is None:
             model_args = {k: v for k, v in options.items() if k not in _TRAINER_OPTIONS}
-            probe = build_member(architecture, DataLayout.from_file(paths[0]), seeds[0], **model_args)
+            layout = DataLayout.from_file(paths[0], options.get("target", "average"))
+            probe = build_member(architecture, layout, seeds[0], **model_args)
             parameters = sum(p.numel() for p in probe.parameters())
             group_size = auto_group_size(len(seeds), parameters, torch.device(device), dtype)
         elif group_size < 1:

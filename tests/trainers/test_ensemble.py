@@ -226,3 +226,17 @@ def test_cuda_graph_step_trains_as_the_plain_step(goofspiel_files, architecture,
     again.load_state_dict(resumed.state_dict())
     again.fit()
     assert (again.losses - plain.losses).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("target", ["current", "best_response"])
+def test_an_ensemble_trains_on_the_target_it_is_given_and_records_it(tmp_path, target):
+    """The members' layout (saved in their checkpoints) names the target trained on, and a file generated with
+    --target best_response trains as an ensemble (it once failed: the layout was read for "average")."""
+    from pvf.datasets.generate import generate
+    from pvf.datasets.spec import GenerationSpec
+
+    path = tmp_path / "kuhn.h5"
+    spec = GenerationSpec(game="kuhn_poker", depth=3, num_trunks=8, cfr_iterations=20, target="best_response")
+    generate(spec, path, progress=False)
+    trainer = EnsembleTrainer.from_files([path, path], "positional", [0, 1], 4, batch_size=4, target=target)
+    assert trainer.layout.target == target
