@@ -8,7 +8,9 @@ where the trunk has a decision and a leaf:
      solved with the exact oracle and with the datasets' best-response
      targets (`pvf.solvers.guarded_values`) at the leaves.
   2. Particle path (games with a public observer, root moves where a
-     player acts at every history): the particle trunk of
+     player acts at every history; for a game beyond the public tree's cap,
+     Goofspiel-6, this path alone, at the root moves whose particle
+     subgames the exploitability LP takes): the particle trunk of
      `pvf.experiments.particle_sweep` (K draws of one public state at move
      r by the random-trunk mix, rooted at the PBS they induce), solved with
      the oracle and with the targets on the PBS each leaf's infostates
@@ -35,10 +37,10 @@ from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
 from pvf.experiments.induced_targets import induced_pbs_evaluator
 from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
-from pvf.experiments.particle_sweep import run_particle_sweep
+from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import LoadedGame, load_game
-from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.solvers.trunk_solver import Trunk
 
@@ -92,18 +94,30 @@ def trunks(tree: PublicTree) -> Iterator[tuple[int, int, Trunk]]:
                 yield root_move, depth, trunk
 
 
+def particle_pairs(loaded: LoadedGame) -> Iterator[tuple[int, int]]:
+    """(root move, depth) of the particle trunks of a game beyond the public tree, Goofspiel's last move aside."""
+    last = loaded.original.max_game_length() - 2  # the last round is forced: no leaf at the last move
+    for root_move in range(last):
+        for depth in range(root_move + 1, last + 1):
+            try:
+                check_trunk(loaded, root_move, depth, DEFAULT_EXACT_HISTORIES)
+            except PvfError:
+                continue
+            yield root_move, depth
+
+
 def cases(
-    game: str, tree: PublicTree, loaded: LoadedGame, draws: Sequence[int], seeds: Sequence[int]
+    game: str, tree: PublicTree | None, loaded: LoadedGame, draws: Sequence[int], seeds: Sequence[int]
 ) -> Iterator[tuple[Case, Trunk | None]]:
-    """Every case of one game (steps 1–2), with its trunk on the enumerated path."""
+    """Every case of one game (steps 1–2), with its trunk on the enumerated path; tree None: beyond the cap."""
     pairs = []
-    for root_move, depth, trunk in trunks(tree):
+    for root_move, depth, trunk in trunks(tree) if tree is not None else ():
         pairs.append((root_move, depth))
         yield Case(game, "enumerated", root_move, depth), trunk
     if public_observer(loaded) is None:
         return
-    for root_move, depth in pairs:
-        if (tree.player[tree.depth == root_move] < 0).any():  # particles are drawn where a player acts
+    for root_move, depth in pairs if tree is not None else particle_pairs(loaded):
+        if tree is not None and (tree.player[tree.depth == root_move] < 0).any():  # particles: where a player acts
             continue
         for k in draws:
             for seed in seeds:
@@ -144,7 +158,10 @@ def run(games: Sequence[str], out: Path, draws: Sequence[int] = DRAWS, seeds: Se
     misses = 0
     for game in games:
         loaded = load_game(game)
-        tree = build_public_tree(loaded)
+        try:
+            tree = build_public_tree(loaded)
+        except GameTooLarge:
+            tree = None
         for case, trunk in cases(game, tree, loaded, draws, seeds):
             if case.key in done:
                 continue
