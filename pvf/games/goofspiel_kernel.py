@@ -169,26 +169,32 @@ def view_string(rules: GoofspielRules, player: int, level: int, own: Sequence[in
     pending bid last at odd levels; the forced last bid too at terminals) and the outcome codes."""
     terminal = level == 2 * rules.rounds
     rounds = len(outcomes)
-    done = [int(a) for a in own[:rounds]]
+    done = {int(a) for a in own[:rounds]}
     out = f"Current player: {TERMINAL if terminal else level % 2}\n"
     if player == 0 and level % 2 == 1:
         out += f"Observer's action this turn: {int(own[rounds])}\n"
-    hand = "".join(f"{c + 1} " for c in range(rules.num_cards) if c not in done)
-    sequence = "".join(f"{a} " for a in done)
+    hand = "".join(_CARD[c] for c in range(rules.num_cards) if c not in done)
+    sequence = "".join(_ACTION[int(a)] for a in own[:rounds])
     return (
         f"{out}P{player} hand: {hand}\nP{player} action sequence: {sequence}\n"
-        f"{_public_view(rules, outcomes, terminal)}Terminal?: {int(terminal)}\n"
+        f"{_public_view(rules, tuple(outcomes), terminal)}Terminal?: {int(terminal)}\n"
     )
+
+
+_ACTION = [f"{a} " for a in range(64)]
+_CARD = _ACTION[1:]
 
 
 def public_observation_string(rules: GoofspielRules, path: Sequence[int]) -> str:
     """The perfect-recall public observer's string of the original game's state after `path`."""
     s = replay(rules, path)
-    return _public_view(rules, s.outcomes, s.player == TERMINAL)
+    return _public_view(rules, tuple(s.outcomes), s.player == TERMINAL)
 
 
-def _public_view(rules: GoofspielRules, outcomes: Sequence[int], terminal: bool) -> str:
-    """The public lines of a string: point cards dealt, win sequence, points."""
+@lru_cache(maxsize=1 << 14)
+def _public_view(rules: GoofspielRules, outcomes: tuple[int, ...], terminal: bool) -> str:
+    """The public lines of a string: point cards dealt, win sequence, points (the same for a public state's
+    every infostate: cached)."""
     dealt = rules.point_cards[: rules.num_cards if terminal else len(outcomes) + 1]
     points = [0, 0]
     for t, code in enumerate(outcomes):
@@ -443,7 +449,14 @@ def particle_tree(
             action[idx[:, 0]] = P[group, L - 1]
     if H:
         parent[0], action[0] = -1, -1
-    tree = _tree_from_arrays(loaded, rules, parent, action, level)
+    split = int(lens.min())  # the levels above every particle hold prefix nodes only: the head
+    if split == 0:  # the root is a particle: the head is the root alone
+        head, head_paths = np.zeros(1, dtype=np.int64), np.zeros((1, 0), dtype=np.int64)
+    else:
+        above = lv < split
+        head = at[above]
+        head_paths = np.where(np.arange(split - 1)[None, :] < lv[above][:, None], P[r[above], : split - 1], -1)
+    tree = _tree_from_arrays(loaded, rules, parent, action, level, head, head_paths)
     located = np.empty(len(paths), dtype=np.int64)
     located[roots_sorted] = base
     inside = np.setdiff1d(np.arange(len(paths)), roots_sorted)
@@ -459,25 +472,20 @@ def _check_particles(
     if len(paths) == 0:
         raise PvfError("a particle subgame needs at least one particle history")
     n, end = rules.num_cards, 2 * rules.rounds
-    width = paths.shape[1]
-    live = np.arange(width)[None, :] < lengths[:, None]
-    bad_card = live & ((paths < 0) | (paths >= n))
-    seen = np.zeros((len(paths), 2), dtype=np.int64)
-    repeated = np.zeros_like(live)
-    for t in range(min(width, end)):
-        bit = np.left_shift(1, np.clip(paths[:, t], 0, n - 1))
-        repeated[:, t] = live[:, t] & ((seen[:, t % 2] & bit) != 0)
-        seen[:, t % 2] |= np.where(live[:, t], bit, 0)
-    wrong = bad_card | repeated
-    wrong[:, end:] |= live[:, end:]
-    for k in np.flatnonzero(wrong.any(axis=1) | (lengths >= end)):
+    live = np.arange(paths.shape[1])[None, :] < lengths[:, None]
+    cards = np.where(live, paths, n)  # padding sorts last
+    bad = (lengths >= end) | np.any(live & ((paths < 0) | (paths >= n)), axis=1)
+    for player in (0, 1):
+        own = np.sort(cards[:, player::2], axis=1)
+        bad |= np.any((own[:, 1:] == own[:, :-1]) & (own[:, 1:] < n), axis=1)
+    for k in np.flatnonzero(bad):  # the first bad particle's message, as the walk finds it
         path = [int(a) for a in paths[k, : lengths[k]]]
-        if not wrong[k].any():
-            raise PvfError(f"particle {path} is a terminal history of {game}; particles must be non-terminal")
-        t = int(wrong[k].argmax())
-        if t >= end:
+        for t in range(min(len(path), end)):
+            if not 0 <= path[t] < n or path[t] in path[t % 2 : t : 2]:
+                raise PvfError(f"particle {path[: t + 1]}: {path[t]} is not a legal action of {game} there")
+        if len(path) > end:
             raise PvfError(f"particle {path[: end + 1]} continues past a terminal history of {game}")
-        raise PvfError(f"particle {path[: t + 1]}: {path[t]} is not a legal action of {game} there")
+        raise PvfError(f"particle {path} is a terminal history of {game}; particles must be non-terminal")
     if depth_limit is not None:
         late = np.flatnonzero(lengths // 2 >= depth_limit)
         if len(late):
@@ -525,64 +533,88 @@ def _sorted_hands(rules: GoofspielRules, paths: np.ndarray, lengths: np.ndarray)
 
 
 def _tree_from_arrays(
-    loaded: LoadedGame, rules: GoofspielRules, parent: np.ndarray, action: np.ndarray, level: np.ndarray
+    loaded: LoadedGame,
+    rules: GoofspielRules,
+    parent: np.ndarray,
+    action: np.ndarray,
+    level: np.ndarray,
+    head: np.ndarray,
+    head_paths: np.ndarray,
 ) -> PublicTree:
     """The PublicTree of histories given depth first by parent [H], action [H] and level [H].
 
-    Level by level from the root, each history's hands, points and labels follow from its parent's
-    and its action: at an odd level player 1's bid is pending (its infostate takes the bid, the
-    public state and player 2's infostate do not change); at an even level the round closes (every
-    label takes its outcome, player 2's also its bid); at the last level the forced round closes
-    too. Labels of one level are numbered by first appearance; `_number` orders them all by the
-    first history, as `tree_from_records` numbers public states and infostates.
+    head: [m] the histories of the levels above every particle (the root at least), ascending, and
+    head_paths [m, W] their action sequences (padded with -1): few, labelled at once from their bids
+    (`_head`). Below, level by level, each history's hands, points and labels follow from its
+    parent's and its action: at an odd level player 1's bid is pending (its infostate takes the bid,
+    the public state and player 2's infostate do not change); at an even level the round closes
+    (every label takes its outcome, player 2's also its bid); at the last level the forced round
+    closes too. `_number` then numbers the labels by their first history, as `tree_from_records`
+    numbers public states and infostates.
     """
     H, n, end = len(parent), rules.num_cards, 2 * rules.rounds
     by_level = np.argsort(level.astype(np.int16), kind="stable")
     bounds = np.searchsorted(level[by_level], np.arange(end + 2))
-    hand = np.empty((H, 2), dtype=np.int64)
-    points = np.zeros((H, 2), dtype=np.int64)
-    labels = np.zeros((H, 3), dtype=np.int64)  # public state, infostate of player 1, of player 2 (within a level)
-    hand[0] = (1 << n) - 1
-    firsts: list[list[np.ndarray]] = [[np.zeros(1, dtype=np.int64)] for _ in range(3)]
-    counts = [1, 1, 1]
+    hands = [np.empty(H, dtype=np.int64), np.empty(H, dtype=np.int64)]
+    points = [np.zeros(H, dtype=np.int64), np.zeros(H, dtype=np.int64)]
+    ids = [np.zeros(H, dtype=np.int64) for _ in range(3)]  # labels of the public state and both infostates
+    local = [np.zeros(H, dtype=np.int64) for _ in range(3)]  # the same, numbered within a level
+    top = int(level[head].max())
+    head_hands, head_points, keys = _head(rules, head_paths, level[head])
+    firsts: list[list[np.ndarray]] = [[], [], []]
+    counts, taken = [0, 0, 0], [0, 0, 0]
+    at_top = level[head] == top
+    for p in (0, 1):
+        hands[p][head], points[p][head] = head_hands[:, p], head_points[:, p]
+    for k, rows in enumerate(keys):
+        _, first, inverse = np.unique(_row_codes(rows, 2 * n + 2), return_index=True, return_inverse=True)
+        ids[k][head] = inverse.ravel()
+        firsts[k].append(head[first])
+        taken[k] = len(first)
+        _, within = np.unique(inverse.ravel()[at_top], return_inverse=True)
+        local[k][head[at_top]] = within.ravel()
+        counts[k] = int(within.max()) + 1
     values = rules.point_values
-    for lv in range(1, end + 1):
+    for lv in range(top + 1, end + 1):
         idx = by_level[bounds[lv] : bounds[lv + 1]]
         if len(idx) == 0:
             break
         par, a = parent[idx], action[idx]
-        hand[idx] = hand[par]
-        points[idx] = points[par]
-        prev = labels[par]
         mover = (lv - 1) % 2
-        hand[idx, mover] -= np.left_shift(1, a)
+        for p in (0, 1):
+            hands[p][idx] = hands[p][par] - (np.left_shift(1, a) if p == mover else 0)
+            points[p][idx] = points[p][par]
+        prev = [x[par] for x in local]
         if mover == 0:
-            raw = (prev[:, 0], prev[:, 1] * n + a, prev[:, 2])
-            bound = (counts[0], counts[1] * n, counts[2])
+            raw = [prev[0], prev[1] * n + a, prev[2]]
+            bound = [counts[0], counts[1] * n, counts[2]]
         else:
             outcome = _outcomes(action[par], a)
             _add_points(points, idx, outcome, values[lv // 2 - 1])
-            raw = (prev[:, 0] * 3 + outcome, prev[:, 1] * 3 + outcome, (prev[:, 2] * n + a) * 3 + outcome)
-            bound = (counts[0] * 3, counts[1] * 3, counts[2] * n * 3)
-        if lv == end:  # the forced last round
-            outcome = _outcomes(_lowest(hand[idx, 0]), _lowest(hand[idx, 1]))
+            raw = [prev[0] * 3 + outcome, prev[1] * 3 + outcome, (prev[2] * n + a) * 3 + outcome]
+            bound = [counts[0] * 3, counts[1] * 3, counts[2] * n * 3]
+        if lv == end:  # the forced last round; terminals have no infostates
+            outcome = _outcomes(_lowest(hands[0][idx]), _lowest(hands[1][idx]))
             _add_points(points, idx, outcome, values[rules.rounds])
-            raw, bound = (raw[0] * 3 + outcome,), (bound[0] * 3,)
+            raw, bound = [raw[0] * 3 + outcome], [bound[0] * 3]
         for k in range(len(raw)):
-            labels[idx, k], first = _first_labels(raw[k], bound[k])
+            within, first = _first_labels(raw[k], bound[k])
+            local[k][idx] = within
+            ids[k][idx] = taken[k] + within
             firsts[k].append(idx[first])
             counts[k] = len(first)
-    public_state, ps_first = _number(firsts[0], labels[:, 0], level)
+            taken[k] += len(first)
+    public_state, ps_first = _number(firsts[0], ids[0])
     terminal = level == end
     infostate = np.full((H, 2), -1, dtype=np.int64)
     info_first = []
     for p in (0, 1):
-        number, first = _number(firsts[p + 1], labels[~terminal, p + 1], level[~terminal])
+        number, first = _number(firsts[p + 1], ids[p + 1][~terminal])
         infostate[~terminal, p] = number
         info_first.append(first)
     player = np.where(terminal, TERMINAL, level % 2)
     utility = np.zeros(H)
-    utility[terminal] = _utility(rules, points[terminal])
+    utility[terminal] = _utility(rules, points[0][terminal], points[1][terminal])
     ps_parent = np.full(len(ps_first), -1, dtype=np.int64)
     has_parent = parent[ps_first] >= 0
     ps_parent[has_parent] = public_state[parent[ps_first[has_parent]]]
@@ -607,7 +639,7 @@ def _tree_from_arrays(
         infostate_public_state=info_ps,
         infostate_history=tuple(info_first),
         infostate_actions=tuple(
-            _ActionLists(np.where(level[f] % 2 == p, hand[f, p], 0), n) for p, f in enumerate(info_first)
+            _ActionLists(np.where(level[f] % 2 == p, hands[p][f], 0), n) for p, f in enumerate(info_first)
         ),
         public_state_depth=level[ps_first] // 2,
         public_state_level=level[ps_first],
@@ -617,14 +649,14 @@ def _tree_from_arrays(
     )
 
 
-def _add_points(points: np.ndarray, idx: np.ndarray, outcome: np.ndarray, value: int) -> None:
+def _add_points(points: list[np.ndarray], idx: np.ndarray, outcome: np.ndarray, value: int) -> None:
     for who in (P1_WINS, P2_WINS):
-        points[idx, who] += np.where(outcome == who, value, 0)
+        points[who][idx] += np.where(outcome == who, value, 0)
 
 
-def _utility(rules: GoofspielRules, points: np.ndarray) -> np.ndarray:
-    """[T] player 1's zero-sum utility (r₁ − r₂)/2 from the final points [T, 2], as OpenSpiel's returns give it."""
-    p0, p1 = points[:, 0].astype(np.float64), points[:, 1].astype(np.float64)
+def _utility(rules: GoofspielRules, points1: np.ndarray, points2: np.ndarray) -> np.ndarray:
+    """[T] player 1's zero-sum utility (r₁ − r₂)/2 from the final points [T] of each, as OpenSpiel's returns give it."""
+    p0, p1 = points1.astype(np.float64), points2.astype(np.float64)
     if rules.returns == "win_loss":
         r0 = np.sign(p0 - p1)
         r1 = -r0
@@ -650,15 +682,48 @@ def _first_labels(raw: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
     return rank[inverse.ravel()], first[order]
 
 
-def _number(firsts: list[np.ndarray], local: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Labels of every level ordered by first history: ([H] global number of each history's label,
-    [I] first history of each number). firsts[lv]: first histories of level lv's labels, in label order."""
-    offset = np.concatenate([[0], np.cumsum([len(f) for f in firsts])])
+def _number(firsts: list[np.ndarray], ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Labels numbered by their first history: ([h] the number of each of `ids` [h], [I] the first history of
+    each number). firsts: blocks of the first histories of labels 0, 1, 2, ... in order."""
     everything = np.concatenate(firsts)
     order = np.argsort(everything)
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order))
-    return rank[offset[level] + local], everything[order]
+    return rank[ids], everything[order]
+
+
+def _row_codes(rows: np.ndarray, base: int) -> np.ndarray:
+    """[m] int64 codes, equal exactly where the rows [m, w] (values in [-1, base − 1)) are equal: the rows as
+    numbers in `base`, a chunk of columns at a time, relabelled densely between chunks."""
+    step = max(1, int(62 / np.log2(base)))
+    code = np.zeros(len(rows), dtype=np.int64)
+    for lo in range(0, rows.shape[1], step):
+        chunk = rows[:, lo : lo + step] + 1
+        if lo:
+            code = np.unique(code, return_inverse=True)[1].ravel() * base ** chunk.shape[1]
+        code = code + chunk @ (base ** np.arange(chunk.shape[1] - 1, -1, -1, dtype=np.int64))
+    return code
+
+
+def _head(
+    rules: GoofspielRules, paths: np.ndarray, level: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """From action sequences [m, W] (padded with -1) at `level` [m]: hands [m, 2], points [m, 2] and the
+    rows that identify the public state, player 1's and player 2's infostate (level, outcomes, own bids)."""
+    m, width = paths.shape
+    rounds = (width + 1) // 2
+    b0 = np.full((m, rounds), -1, dtype=np.int64)
+    b1 = np.full((m, rounds), -1, dtype=np.int64)
+    b0[:, : (width + 1) // 2] = paths[:, 0::2]
+    b1[:, : width // 2] = paths[:, 1::2]
+    full = (1 << rules.num_cards) - 1
+    hand = np.stack([full - np.where(b >= 0, np.left_shift(1, np.maximum(b, 0)), 0).sum(axis=1) for b in (b0, b1)], 1)
+    done = np.arange(rounds)[None, :] < (level // 2)[:, None]
+    outcome = np.where(done, _outcomes(b0, b1), -1)
+    values = rules.point_values[:rounds]
+    points = np.stack([((outcome == who) * values).sum(axis=1) for who in (P1_WINS, P2_WINS)], axis=1)
+    public = np.concatenate([level[:, None], outcome], axis=1)
+    return hand, points, (public, np.concatenate([public, b0], axis=1), np.concatenate([public, b1], axis=1))
 
 
 class _Paths:
