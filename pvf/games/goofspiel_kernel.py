@@ -390,7 +390,7 @@ def particle_tree(
     """The particle tree of `histories` (as `pvf.games.particle_tree.build_particle_tree`) and their [K] indices."""
     paths, lengths = padded_paths(histories)
     _check_particles(loaded.game_string, rules, paths, lengths, depth_limit)
-    order, maximal = _sorted_maximal(paths, lengths)
+    order, maximal = _sorted_maximal(paths, lengths, rules.num_cards)
     roots_sorted = order[maximal]
     P, lens = paths[roots_sorted], lengths[roots_sorted]
     M = len(P)
@@ -399,15 +399,19 @@ def particle_tree(
         differ = P[1:] != P[:-1]
         lcp[1:] = differ.argmax(axis=1)
     cut = 2 * rules.rounds if depth_limit is None else min(2 * depth_limit, 2 * rules.rounds)
-    sizes = {int(L): _subtree_size(rules.num_cards, int(L), cut) for L in np.unique(lens)}
+    root_levels, per_level = np.unique(lens, return_counts=True)
+    sizes = {int(L): _subtree_size(rules.num_cards, int(L), cut) for L in root_levels}
     before = lens - 1 - lcp  # new prefix nodes of each root (its strict prefixes not shared with the previous root)
-    if int(before.sum()) + sum(sizes[int(L)] for L in lens) > max_histories:  # Python ints: no overflow
+    below = sum(sizes[int(L)] * int(m) for L, m in zip(root_levels, per_level))  # Python ints: no overflow
+    if int(before.sum()) + below > max_histories:
         raise PvfError(
             f"the particle subgame of {loaded.game_string} has more than {max_histories:,} histories; "
             f"choose a later depth or fewer particles"
         )
     templates = {L: _template(rules.num_cards, L, cut) for L in sizes}
-    size = np.array([sizes[int(L)] for L in lens], dtype=np.int64)
+    size = np.zeros(M, dtype=np.int64)
+    for L, template in templates.items():
+        size[lens == L] = len(template.parent)
     start = np.concatenate([[0], np.cumsum(before + size)])
     H = int(start[-1])
     parent = np.empty(H, dtype=np.int64)
@@ -496,13 +500,14 @@ def _check_particles(
             )
 
 
-def _sorted_maximal(paths: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order [K] sorting the paths lexicographically, a prefix before its extensions; [K] bool: the
-    sorted path has no other path as a prefix). PvfError for equal paths."""
-    K, width = paths.shape
-    order = np.lexsort(paths.T[::-1]) if width else np.arange(K)
+def _sorted_maximal(paths: np.ndarray, lengths: np.ndarray, num_cards: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order [K] sorting the paths (padded with -1) lexicographically, a prefix before its extensions; [K]
+    bool: the sorted path has no other path as a prefix). PvfError for equal paths."""
+    K = len(paths)
+    code = _row_codes(paths, num_cards + 1)  # order-preserving: the padding is the smallest digit
+    order = np.argsort(code, kind="stable")
     P, lens = paths[order], lengths[order]
-    if K > 1 and np.any(np.all(P[1:] == P[:-1], axis=1) & (lens[1:] == lens[:-1])):
+    if K > 1 and np.any(code[order][1:] == code[order][:-1]):
         raise PvfError("particle histories must be distinct")
     maximal = np.ones(K, dtype=bool)
     if np.any(lens != lens[0]):  # only paths of different lengths can be prefixes of one another
@@ -693,8 +698,9 @@ def _number(firsts: list[np.ndarray], ids: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _row_codes(rows: np.ndarray, base: int) -> np.ndarray:
-    """[m] int64 codes, equal exactly where the rows [m, w] (values in [-1, base − 1)) are equal: the rows as
-    numbers in `base`, a chunk of columns at a time, relabelled densely between chunks."""
+    """[m] int64 codes, equal exactly where the rows [m, w] (values in [-1, base − 1)) are equal and ordered as
+    the rows are lexicographically: the rows as numbers in `base`, a chunk of columns at a time, ranked
+    between chunks."""
     step = max(1, int(62 / np.log2(base)))
     code = np.zeros(len(rows), dtype=np.int64)
     for lo in range(0, rows.shape[1], step):
