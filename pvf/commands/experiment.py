@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pvf.commands import require_positive, resolve_max_histories
 from pvf.errors import PvfError
+from pvf.games.engine import ENGINES
 from pvf.outputs import check_future_dir, check_output_dir
 
 
@@ -126,6 +127,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "induce): what a perfect network would give",
     )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
+    part.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="how particle histories are stepped: a native kernel where the game has one (auto, the default), "
+        "native or openspiel; the same rows from each",
+    )
     part.add_argument(
         "--exact-up-to",
         type=int,
@@ -296,7 +304,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.targets:
         evaluators["targets"] = SweepEvaluator(
-            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100), game_root=True
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, engine=args.engine), game_root=True
         )
     full, members = None, []
     for path in args.network:
@@ -339,6 +347,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         roots=args.roots,
         exact_up_to=exact_up_to,
         bound_iterations=bound_iterations,
+        engine=args.engine,
     )
     args.out = check_output_dir(out, "--out")  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")

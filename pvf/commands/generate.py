@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pvf.commands import add_progress_argument, progress_wanted, resolve_max_histories
 from pvf.commands.solver_options import add_solver_arguments
 from pvf.errors import PvfError, say_on_stderr
+from pvf.games.engine import ENGINES
 from pvf.solvers.registry import DEFAULT_SOLVER
 
 if TYPE_CHECKING:
@@ -94,6 +95,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(pvf.datasets.particle_children)",
     )
     p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help="with --particles: how histories are stepped: a native kernel where the game has one (auto, the "
+        "default; imperfect-information Goofspiel), native (refuse games without one) or openspiel; the same "
+        "file from each",
+    )
+    p.add_argument(
         "--max-histories",
         type=int,
         default=None,
@@ -128,8 +137,9 @@ def run(args: argparse.Namespace) -> int:
         check_particle_count(args.particles, "--particles")
         if args.solver != DEFAULT_SOLVER:
             raise PvfError(f"particle datasets are solved with {DEFAULT_SOLVER} only; drop --solver {args.solver}")
-    elif args.rows != "particles":
-        raise PvfError("--rows applies to particle datasets; add --particles K")
+    elif args.rows != "particles" or args.engine is not None:
+        option = "--rows" if args.rows != "particles" else "--engine"
+        raise PvfError(f"{option} applies to particle datasets; add --particles K")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
     kind = (
         {"particles": ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows)}
@@ -154,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         overwrite=args.overwrite,
         progress=progress_wanted(args),
-        **({} if particles else {"max_histories": args.max_histories}),  # a particle spec carries its cap
+        # a particle spec carries its cap; the engine only steps particle histories
+        **({"engine": args.engine or "auto"} if particles else {"max_histories": args.max_histories}),
     )
     if particles:
         written = f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}"

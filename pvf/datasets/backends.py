@@ -38,18 +38,20 @@ def run_tasks(
     workers: int,
     backend: str = "local",
     max_histories: int = DEFAULT_MAX_HISTORIES,
+    engine: str = "auto",
 ) -> Iterator[tuple[Task, SampleColumns]]:
     """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
 
-    max_histories: the game-size cap each worker builds its tree with."""
+    max_histories: the game-size cap each worker builds its tree with; engine: the particle engine."""
     check_backend(workers, backend)
     if not tasks:
         return iter(())
+    job = (max_histories, engine)
     if backend == "ray":
-        return _run_ray(spec, tasks, workers, max_histories)
+        return _run_ray(spec, tasks, workers, job)
     if workers == 1 or len(tasks) == 1:
-        return ((task, run_task(spec, task, max_histories)) for task in tasks)
-    return _run_pool(spec, tasks, min(workers, len(tasks)), max_histories)
+        return ((task, run_task(spec, task, *job)) for task in tasks)
+    return _run_pool(spec, tasks, min(workers, len(tasks)), job)
 
 
 def check_backend(workers: int, backend: str) -> None:
@@ -91,9 +93,9 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
-def _run_one(job: tuple[GenerationSpec, Task, int]) -> tuple[Task, SampleColumns]:
-    spec, task, max_histories = job
-    return task, run_task(spec, task, max_histories)
+def _run_one(job: tuple[GenerationSpec, Task, tuple[int, str]]) -> tuple[Task, SampleColumns]:
+    spec, task, options = job
+    return task, run_task(spec, task, *options)
 
 
 def exit_with_parent(parent_pid: int) -> None:
@@ -108,15 +110,15 @@ def exit_with_parent(parent_pid: int) -> None:
 
 
 def _run_pool(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: tuple[int, str]
 ) -> Iterator[tuple[Task, SampleColumns]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
-        yield from pool.imap_unordered(_run_one, [(spec, task, max_histories) for task in tasks])
+        yield from pool.imap_unordered(_run_one, [(spec, task, options) for task in tasks])
 
 
 def _run_ray(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, max_histories: int
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: tuple[int, str]
 ) -> Iterator[tuple[Task, SampleColumns]]:
     try:
         import ray
@@ -130,7 +132,7 @@ def _run_ray(
             ray.init(num_cpus=workers, include_dashboard=False)
     try:
         remote = ray.remote(num_cpus=1)(_run_one)
-        pending = [remote.remote((spec, task, max_histories)) for task in tasks]
+        pending = [remote.remote((spec, task, options)) for task in tasks]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])

@@ -53,6 +53,7 @@ from pvf.datasets.task_plan import Task, plan_tasks
 from pvf.datasets.tasks import dataset_kind
 from pvf.datasets.writer import shard_values_valid, write_shard
 from pvf.errors import PvfError
+from pvf.games.engine import check_engine
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.outputs import check_output_file, disk_errors, output_lock
 
@@ -102,16 +103,19 @@ def generate(
     overwrite: bool = False,
     progress: bool = True,
     max_histories: int = DEFAULT_MAX_HISTORIES,
+    engine: str = "auto",
 ) -> GenerationReport:
     """Make (or finish) the dataset file `out` for `spec`, either kind; see the module docstring.
 
     max_histories: the public tree's size cap for enumerated data (not part of the file's identity);
-    a particle spec carries its own cap."""
+    a particle spec carries its own cap. engine: the particle path's engine ("auto", "native" or
+    "openspiel", `pvf.games.engine`), like `workers` not part of the file's identity: the same file from each."""
     start = time.perf_counter()
     check_backend(workers, backend)
+    check_engine(engine)
     out = check_output_file(out, "--out")
     with output_lock(out):
-        return _generate(spec, out, workers, backend, overwrite, progress, max_histories, start)
+        return _generate(spec, out, workers, backend, overwrite, progress, (max_histories, engine), start)
 
 
 def _generate(
@@ -121,7 +125,7 @@ def _generate(
     backend: str,
     overwrite: bool,
     progress: bool,
-    max_histories: int,
+    options: tuple[int, str],
     start: float,
 ) -> GenerationReport:
     parts = work_dir(out)
@@ -131,7 +135,7 @@ def _generate(
             n = ds.num_samples
         seconds = time.perf_counter() - start
         return GenerationReport(str(out), "complete", spec, n, num_tasks, num_tasks, 0, seconds, 0.0)
-    kind = dataset_kind(spec, max_histories)
+    kind = dataset_kind(spec, *options)
     _check_dataset_fits(out, spec, kind.disk_bound, kind.disk_bound_is)
     tasks = plan_tasks(spec.num_trunks, spec.task_size)  # after the size check: a huge --trunks is refused, not listed
     per_trunk = kind.samples_per_trunk
@@ -150,7 +154,7 @@ def _generate(
         disable=not progress,
         dynamic_ncols=True,
     ) as bar:
-        for task, arrays in run_tasks(spec, todo, workers, backend, max_histories):
+        for task, arrays in run_tasks(spec, todo, workers, backend, *options):
             if not shard_values_valid(arrays):
                 raise PvfError(
                     f"task {task.index} (trunks {task.trunk_lo}-{task.trunk_hi - 1}) produced non-finite "

@@ -40,10 +40,9 @@ import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.errors import PvfError
-from pvf.games.history_sampling import ParticleSample, continuations
-from pvf.games.induced_pbs import induced_histories, induced_roots
-from pvf.games.loading import LoadedGame
-from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.games.engine import ParticleEngine
+from pvf.games.history_sampling import ParticleSample
+from pvf.games.induced_pbs import induced_roots
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
@@ -82,34 +81,39 @@ class SolvedRows:
 
 
 def induced_subgames(
-    game: LoadedGame,
+    engine: ParticleEngine,
     tree: PublicTree,
     infostates: tuple[np.ndarray, np.ndarray],
     max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> LeafSubgames:
     """The PBSs that `infostates` (per player [J_n] infostates of `tree`) induce, one per public state, as one game.
 
-    Every history joining two of the given infostates of one public state (`induced_histories`), one
-    particle tree of them all (refused over `max_histories`), a chance node over them weighing their
-    chance reach; the columns are the given infostates, found in the new tree by information-state string.
+    Every history joining two of the given infostates of one public state (the engine's
+    `induced_histories`), one particle tree of them all (refused over `max_histories`), a chance node
+    over them weighing their chance reach; the columns are the given infostates, found in the new tree
+    as the infostates of the joined histories (`InducedHistories.pairs`).
     """
     public = [tree.infostate_public_state[n][infostates[n]] for n in (0, 1)]
-    paths = []
+    paths, owners = [], ([], [])
     for state in np.unique(public[0]):
-        paths += induced_histories(
-            game, tree, (infostates[0][public[0] == state], infostates[1][public[1] == state])
-        ).paths
-    induced = build_particle_tree(game, paths, max_histories=max_histories)
-    roots = find_histories(induced, paths)
-    columns = [
-        np.array([induced.infostate_index(n, tree.infostate_strings[n][j]) for j in infostates[n]], dtype=np.int64)
-        for n in (0, 1)
-    ]
+        chosen = [np.flatnonzero(public[n] == state) for n in (0, 1)]
+        joined = engine.induced_histories(tree, (infostates[0][chosen[0]], infostates[1][chosen[1]]))
+        paths.append(joined.paths)
+        for n in (0, 1):
+            owners[n].append(chosen[n][joined.pairs[:, n]])
+    induced, roots = engine.particle_tree(np.concatenate(paths), max_histories=max_histories)
+    columns = []
+    for n in (0, 1):
+        column = np.full(len(infostates[n]), -1, dtype=np.int64)
+        column[np.concatenate(owners[n])] = induced.infostate[roots, n]
+        if np.any(column < 0):
+            raise PvfError(f"an infostate of player {n + 1} joins no history of the given infostates")
+        columns.append(column)
     return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
 
 
 def solve_children(
-    loaded: LoadedGame,
+    engine: ParticleEngine,
     sample: ParticleSample,
     strategy: LazyTrunkStrategy,
     depth: int,
@@ -122,25 +126,21 @@ def solve_children(
 
     best_response: also the rows' best-response targets (a second, guarded solve).
     """
-    parents_tree = build_particle_tree(loaded, sample.particles, depth_limit=depth)
-    parents, sigma = induced_roots(
-        loaded, parents_tree, find_histories(parents_tree, sample.particles), sample.own_reach
-    )
-    drawn = {path: k for k, path in enumerate(sample.particles)}
-    paths, beliefs, masses = [], [], []
-    for parent, own in zip(parents, sigma):
-        for step in continuations(loaded, parent, strategy):
-            if step.terminal:
-                continue
-            paths.append(parent + step.actions)
-            beliefs.append(own * step.own)
-            masses.append(sample.weights[drawn[parent]] * step.probability if parent in drawn else 0.0)
-    children_tree = build_particle_tree(loaded, paths, depth_limit=depth + 1)
-    histories = find_histories(children_tree, paths)
-    beliefs, masses = np.array(beliefs).reshape(-1, 2), np.array(masses)
+    parents_tree, roots = engine.particle_tree(sample.particles, depth_limit=depth)
+    parents, sigma = induced_roots(engine.induced_histories, parents_tree, roots, sample.own_reach)
+    # the drawn particles among the parents: their importance weights carry into the children's mass
+    drawn = {path: w for path, w in zip(sample.particles, sample.weights)}
+    parent_weight = np.array([drawn.get(tuple(path), 0.0) for path in parents.tolist()])
+    steps = engine.continuations(parents, strategy)
+    live = ~steps.terminal
+    at = steps.parent[live]
+    paths = np.concatenate([parents[at], steps.actions[live]], axis=1)
+    beliefs = sigma[at] * steps.own[live]
+    masses = parent_weight[at] * steps.probability[live]
+    children_tree, histories = engine.particle_tree(paths, depth_limit=depth + 1)
     public = children_tree.public_state[histories]
-    live = [s for s in np.unique(public) if all(beliefs[public == s, n].sum() > 0 for n in (0, 1))]
-    chosen = live[int(rng.integers(len(live)))]
+    live_states = [s for s in np.unique(public) if all(beliefs[public == s, n].sum() > 0 for n in (0, 1))]
+    chosen = live_states[int(rng.integers(len(live_states)))]
     mine = histories[public == chosen]
     rows, belief, mass = [], [], []
     for n in (0, 1):
@@ -151,7 +151,7 @@ def solve_children(
         m = np.bincount(infostate, weights=masses[public == chosen], minlength=children_tree.num_infostates(n))
         belief.append(b[rows[n]])
         mass.append(m[rows[n]])
-    leaves = induced_subgames(loaded, children_tree, (rows[0], rows[1]), max_histories)
+    leaves = induced_subgames(engine, children_tree, (rows[0], rows[1]), max_histories)
     roots = leaves.root_beliefs(belief[0][None], belief[1][None])
     result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=roots)
     average = leaves.scatter(*result.root_values)

@@ -60,11 +60,11 @@ from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_children import SolvedRows, solve_children
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
-from pvf.games.features import checked_game, sample_features
-from pvf.games.history_sampling import ParticleSample, play_to_depth, sample_particles
+from pvf.games.engine import ParticleEngine, particle_engine
+from pvf.games.features import checked_game
+from pvf.games.history_sampling import ParticleSample
 from pvf.games.induced_pbs import induced_roots
-from pvf.games.loading import LoadedGame
-from pvf.games.particle_tree import build_particle_tree, find_histories
+from pvf.games.particle_tree import find_histories
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
@@ -100,20 +100,23 @@ class ParticleShard(SampleColumns):
     histories: np.ndarray
 
 
-def solve_sample(spec: GenerationSpec, sample_id: int) -> dict:
-    """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features."""
+def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> dict:
+    """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features.
+
+    engine: "auto", "native" or "openspiel" (`pvf.games.engine`): the same sample from either."""
     options = spec.particles
-    loaded, observers = checked_game(spec.game)
+    loaded, _ = checked_game(spec.game)
+    game = particle_engine(loaded, engine)
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
     at = spec.depth - 1 if options.rows == "children" else spec.depth
-    history = play_to_depth(loaded, strategy, at, rng)
-    sample = sample_particles(loaded, strategy, history, options.count, rng)
+    history = game.play_to_depth(strategy, at, rng)
+    sample = game.sample_particles(strategy, history, options.count, rng)
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
-        sample = sample_particles(loaded, strategy, history, options.count, rng)
+        sample = game.sample_particles(strategy, history, options.count, rng)
     if options.rows == "children":
         solved = solve_children(
-            loaded,
+            game,
             sample,
             strategy,
             spec.depth,
@@ -123,8 +126,8 @@ def solve_sample(spec: GenerationSpec, sample_id: int) -> dict:
             best_response=spec.target == "best_response",
         )
     else:
-        solved = _solve_particle_rows(spec, loaded, sample)
-    public, private = sample_features(solved.tree, observers, solved.public_state, solved.infostates)
+        solved = _solve_particle_rows(spec, game, sample)
+    public, private = game.features(solved.tree, solved.public_state, solved.infostates)
     target = solved.of(spec.target)
     width = max(p.shape[1] for p in private)
     private = [np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in private]
@@ -146,21 +149,25 @@ def solve_sample(spec: GenerationSpec, sample_id: int) -> dict:
     }
 
 
-def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: ParticleSample) -> SolvedRows:
+def _solve_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample) -> SolvedRows:
     """Steps 2–3 with rows="particles": the particles' own infostates; target = root cfv / σ_n."""
-    tree, roots, weights, own = _subgame(spec, loaded, sample)
-    game = build_sequence_game(tree, root_histories=roots, root_weights=weights)
-    result = cfr_plus(game, spec.cfr_iterations)
+    tree, roots, weights, located = _subgame(spec, game, sample)
+    game_form = build_sequence_game(tree, root_histories=roots, root_weights=weights)
+    result = cfr_plus(game_form, spec.cfr_iterations)
     responses = None
     if spec.target == "best_response":  # every root infostate has belief (its weight): the guard changes nothing
         x, y = (p.T for p in result.average_realization)
-        responses = best_response_root_values(game, x, y)
-    infos = tuple(game.players[n].root_infostates for n in (0, 1))
+        responses = best_response_root_values(game_form, x, y)
+    infos = tuple(game_form.players[n].root_infostates for n in (0, 1))
     sigma, mass = [], []
     for n in (0, 1):
-        keys = [tree.infostate_strings[n][i] for i in infos[n]]
-        sigma.append(np.array([own[n][key][0] for key in keys]))
-        mass.append(np.array([own[n][key][1] for key in keys]))
+        # σ_n of an infostate: any of its particles' (equal by perfect recall); mass: the sum of their weights
+        of_particle = tree.infostate[located, n]
+        own = np.zeros(tree.num_infostates(n))
+        own[of_particle] = sample.own_reach[:, n]
+        total = np.bincount(of_particle, weights=sample.weights, minlength=tree.num_infostates(n))
+        sigma.append(own[infos[n]])
+        mass.append(total[infos[n]])
     values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
     columns = tuple(np.searchsorted(infos[n], tree.infostate[roots, n]) for n in (0, 1))
     reach = CounterfactualReach(columns, tree.chance_reach[roots], (len(infos[0]), len(infos[1])))
@@ -178,39 +185,28 @@ def _solve_particle_rows(spec: GenerationSpec, loaded: LoadedGame, sample: Parti
 
 
 def _subgame(
-    spec: GenerationSpec, loaded: LoadedGame, sample: ParticleSample
-) -> tuple[PublicTree, np.ndarray, np.ndarray, list[dict]]:
-    """Step 2: (tree, root histories [R], root weights [R], per player {infostate string: (σ_n, mass)}).
+    spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample
+) -> tuple[PublicTree, np.ndarray, np.ndarray, np.ndarray]:
+    """Step 2: (tree, root histories [R], root weights [R], [k] the tree histories of the particles).
 
     "drawn": the roots are the distinct particles, each weighing its reach.
     "induced": the roots are every history joining two particle infostates,
     weighing σ₁(s₁)·σ₂(s₂)·π_c(h) (`pvf.games.induced_pbs`).
     """
     cap = spec.particles.max_histories
-    tree = build_particle_tree(loaded, sample.particles, max_histories=cap)
-    roots = find_histories(tree, sample.particles)
-    own = []
-    for n in (0, 1):
-        per_infostate: dict[str, tuple[float, float]] = {}
-        for k, s in enumerate(tree.infostate[roots, n]):
-            key = tree.infostate_strings[n][s]
-            per_infostate[key] = (
-                float(sample.own_reach[k, n]),
-                per_infostate.get(key, (0.0, 0.0))[1] + float(sample.weights[k]),
-            )
-        own.append(per_infostate)
+    tree, roots = game.particle_tree(sample.particles, max_histories=cap)
     if spec.particles.subgame == "drawn":
-        return tree, roots, tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1], own
-    paths, reach = induced_roots(loaded, tree, roots, sample.own_reach)
-    induced = build_particle_tree(loaded, paths, max_histories=cap)
-    joined_roots = find_histories(induced, paths)
+        weights = tree.chance_reach[roots] * sample.own_reach[:, 0] * sample.own_reach[:, 1]
+        return tree, roots, weights, roots
+    paths, reach = induced_roots(game.induced_histories, tree, roots, sample.own_reach)
+    induced, joined_roots = game.particle_tree(paths, max_histories=cap)
     weights = induced.chance_reach[joined_roots] * reach[:, 0] * reach[:, 1]
-    return induced, joined_roots, weights, own
+    return induced, joined_roots, weights, find_histories(induced, sample.particles)
 
 
-def run_particle_task(spec: GenerationSpec, task: Task) -> ParticleShard:
-    """All samples of the task, in sample-id order."""
-    samples = [solve_sample(spec, i) for i in range(task.trunk_lo, task.trunk_hi)]
+def run_particle_task(spec: GenerationSpec, task: Task, engine: str = "auto") -> ParticleShard:
+    """All samples of the task, in sample-id order (`engine`: `solve_sample`'s)."""
+    samples = [solve_sample(spec, i, engine) for i in range(task.trunk_lo, task.trunk_hi)]
     sizes = [len(s["belief"]) for s in samples]
     cat = lambda k: np.concatenate([s[k] for s in samples])  # noqa: E731
     return ParticleShard(

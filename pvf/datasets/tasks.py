@@ -32,13 +32,16 @@ from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 
-def run_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES) -> SampleColumns:
+def run_task(
+    spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES, engine: str = "auto"
+) -> SampleColumns:
     """The shard of one task of `spec`: `ShardArrays` (enumerated) or `ParticleShard` (particles).
 
-    max_histories: the public tree's cap (enumerated data; a particle spec carries its own)."""
+    max_histories: the public tree's cap (enumerated data; a particle spec carries its own).
+    engine: the particle engine (`pvf.games.engine`; the same shard from each)."""
     if spec.particles is None:
         return run_pbs_task(spec, task, max_histories)
-    return run_particle_task(spec, task)
+    return run_particle_task(spec, task, engine)
 
 
 MIN_PARTICLE_SAMPLE_BYTES = 16  # a sample stores at least its record and one infostate row, 8 bytes each at least
@@ -93,10 +96,10 @@ class ParticleKind:
     samples_per_trunk = 1
     disk_bound_is = "at least"
 
-    def __init__(self, spec: GenerationSpec):
+    def __init__(self, spec: GenerationSpec, engine: str = "auto"):
         self.spec = spec
         self.disk_bound = 2 * spec.num_trunks * MIN_PARTICLE_SAMPLE_BYTES  # refuses absurd counts, never a fit
-        solve_sample(spec, 0)  # validates game, observers, depth and subgame size before anything is written
+        solve_sample(spec, 0, engine)  # validates game, observers, depth and subgame size before anything is written
 
     def shard_matches(self, path: Path, task: Task) -> bool:
         return particle_shard_matches(path, task)
@@ -105,8 +108,8 @@ class ParticleKind:
         join_particle_shards(out, shards, self.spec)
 
 
-def dataset_kind(spec: GenerationSpec, max_histories: int = DEFAULT_MAX_HISTORIES) -> DatasetKind:
+def dataset_kind(spec: GenerationSpec, max_histories: int = DEFAULT_MAX_HISTORIES, engine: str = "auto") -> DatasetKind:
     """The kind of `spec`'s dataset, checked against the game (PvfError before any work)."""
     if spec.particles is None:
         return EnumeratedKind(spec, max_histories)
-    return ParticleKind(spec)
+    return ParticleKind(spec, engine)

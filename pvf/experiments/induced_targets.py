@@ -11,9 +11,9 @@ the trunk's own:
   1. Once per trunk (`pvf.datasets.particle_children.induced_subgames`,
      which children-row samples use too): for each leaf public state, the
      histories joining two of its leaf infostates; one tree of all of them
-     (`build_particle_tree`), a chance node over them weighing their chance
-     reach π_c(h), and the trunk's leaf infostates found in it by
-     information-state string.
+     (the engine's `particle_tree`), a chance node over them weighing their chance
+     reach π_c(h), and the trunk's leaf infostates found in it through one
+     history each.
   2. Per query: one batched CFR+ call (`iterations`) with the queried
      beliefs at its roots; the values of `target`'s profile.
 It works in the game-root convention of a network (beliefs σ_n·ρ_n, values
@@ -26,16 +26,19 @@ elsewhere it sees histories the trunk lacks, as a network does.
 from __future__ import annotations
 
 from pvf.datasets.particle_children import induced_subgames
+from pvf.games.engine import particle_engine
 from pvf.games.loading import LoadedGame
 from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.trunk_solver import Trunk
 
 
 def induced_pbs_evaluator(
-    game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average"
+    game: LoadedGame, trunk: Trunk, iterations: int = 100, target: str = "average", engine: str = "auto"
 ) -> CFRTargetEvaluator:
-    """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring)."""
+    """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring).
+
+    engine: the particle engine that joins and builds the leaf PBSs' histories (`pvf.games.engine`)."""
     leaves = induced_subgames(
-        game, trunk.tree, trunk.game.leaf_infostates
+        particle_engine(game, engine), trunk.tree, trunk.game.leaf_infostates
     )  # step 1; columns: the trunk's leaf infostates
     return CFRTargetEvaluator(trunk, iterations, target, leaves=leaves)

@@ -77,10 +77,11 @@ from pvf.experiments.trunk_sweep import (
     summarize_rows,
     sweep,
 )
-from pvf.games.history_sampling import MAX_PLAYS, play_to_depth, sample_particles
+from pvf.games.engine import check_engine, particle_engine
+from pvf.games.history_sampling import MAX_PLAYS
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
-from pvf.games.particle_tree import build_particle_tree, find_histories, history_actions
+from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, select_histories, uniform_exploitability
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
@@ -156,25 +157,27 @@ def particle_roots(
     seed: int,
     reference: SamplingConfig,
     reference_seed: int = 0,
+    engine: str = "auto",
 ) -> tuple[list[tuple[int, ...]], np.ndarray]:
-    """Step 1: the distinct particles of one public state at `root_move` and their own reaches [k, 2]."""
+    """Step 1: the distinct particles of one public state at `root_move` and their own reaches [k, 2].
+
+    engine: the particle engine (`pvf.games.engine`; the same particles from each)."""
+    game = particle_engine(loaded, engine)
     strategy = LazyTrunkStrategy(reference_seed, seed, reference)
     rng = np.random.default_rng(np.random.SeedSequence(reference_seed, spawn_key=(seed, draws)))
     for _ in range(MAX_PLAYS):
-        history = play_to_depth(loaded, strategy, root_move, rng)
-        alone = build_particle_tree(loaded, [history])
-        single = particle_setting(
-            alone, find_histories(alone, [history]), np.ones(1), np.ones((1, 2)), root_move, depth
-        )
+        history = game.play_to_depth(strategy, root_move, rng)
+        alone, at = game.particle_tree([history])
+        single = particle_setting(alone, at, np.ones(1), np.ones((1, 2)), root_move, depth)
         if uniform_exploitability(single).exploitability > 1e-12:
             break
     else:
         raise PvfError(
             f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter"
         )
-    sample = sample_particles(loaded, strategy, history, draws, rng)
+    sample = game.sample_particles(strategy, history, draws, rng)
     while not sample.particles:
-        sample = sample_particles(loaded, strategy, history, draws, rng)
+        sample = game.sample_particles(strategy, history, draws, rng)
     return sample.particles, sample.own_reach
 
 
@@ -190,10 +193,11 @@ def particle_trunk_setting(
     reference: SamplingConfig,
     reference_seed: int = 0,
     roots: str = "induced",
+    engine: str = "auto",
 ) -> SparseSetting:
-    """Steps 1–2: the sparse setting of one draw of particles."""
-    particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed)
-    return setting_from_particles(loaded, particles, own, root_move, depth, roots)
+    """Steps 1–2: the sparse setting of one draw of particles (`engine`: the particle engine)."""
+    particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed, engine)
+    return setting_from_particles(loaded, particles, own, root_move, depth, roots, engine)
 
 
 def setting_from_particles(
@@ -203,6 +207,7 @@ def setting_from_particles(
     root_move: int,
     depth: int,
     roots: str = "induced",
+    engine: str = "auto",
 ) -> SparseSetting:
     """Step 2: the chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
 
@@ -210,13 +215,14 @@ def setting_from_particles(
     """
     if roots not in ROOTS:
         raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
+    game = particle_engine(loaded, engine)
     if roots == "induced":
-        drawn = build_particle_tree(loaded, particles, depth_limit=depth)
-        particles, own = induced_roots(loaded, drawn, find_histories(drawn, particles), own)
+        drawn, at = game.particle_tree(particles, depth_limit=depth)
+        joined, own = induced_roots(game.induced_histories, drawn, at, own)
+        particles = [tuple(int(a) for a in path) for path in joined]
     order = sorted(range(len(particles)), key=lambda k: particles[k])
     particles, own = [particles[k] for k in order], own[order]
-    tree = build_particle_tree(loaded, particles)
-    histories = find_histories(tree, particles)
+    tree, histories = game.particle_tree(particles)
     weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
     return particle_setting(tree, histories, weights, own, root_move, depth)
 
@@ -235,6 +241,7 @@ def run_particle_sweep(
     roots: str = "induced",
     exact_up_to: int = DEFAULT_EXACT_HISTORIES,
     bound_iterations: int = DEFAULT_BOUND_ITERATIONS,
+    engine: str = "auto",
 ) -> list[SweepRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
@@ -242,14 +249,16 @@ def run_particle_sweep(
     policies: if a list, one `restricted_game` record per (K, seed) is appended to it (step 5).
     roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
     exact_up_to: restricted games with more histories get the certified bound (`bound_iterations`) instead of the LP.
+    engine: the particle engine of steps 1–2 (`pvf.games.engine`; the same rows from each).
     """
+    check_engine(engine)
 
     def points():
         for k in draws:
             for seed in seeds:
                 start = time.perf_counter()
-                particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed)
-                setting = setting_from_particles(loaded, particles, own, root_move, depth, roots)
+                particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed, engine)
+                setting = setting_from_particles(loaded, particles, own, root_move, depth, roots, engine)
                 yield TrunkPoint(
                     str(k),
                     seed,

@@ -95,6 +95,22 @@ class Continuation:
     terminal: bool
 
 
+@dataclass(frozen=True)
+class Continuations:
+    """Every one-move continuation of a batch of histories, each history's in `continuations` order.
+
+    parent: [C] position of the continued history in the batch (ascending).
+    actions: [C, m] the sequential-game actions (every continuation of a batch has the same length m).
+    probability: [C]; own: [C, 2]; terminal: [C] bool: as `Continuation`'s.
+    """
+
+    parent: np.ndarray
+    actions: np.ndarray
+    probability: np.ndarray
+    own: np.ndarray
+    terminal: np.ndarray
+
+
 def _policy_probs(node: Node, strategy: Strategy) -> list[tuple[int, float, int]]:
     """(action, probability, player or -1 for chance) at a node of the sequential game."""
     state = node.state
@@ -144,10 +160,27 @@ def _node_continuations(
 
 def continuations(loaded: LoadedGame, history: Sequence[int], strategy: Strategy) -> list[Continuation]:
     """Every way to advance `history` (sequential-game actions) by one move of the original game."""
+    history = [int(a) for a in history]
     return [
         Continuation(actions, p, own, node.state.is_terminal())
         for actions, p, own, node in _node_continuations(node_at(loaded, history), loaded, strategy)
     ]
+
+
+def batch_continuations(loaded: LoadedGame, histories: np.ndarray, strategy: Strategy) -> Continuations:
+    """`continuations` of every history of `histories` [P, L] (one move of equal length each), as arrays."""
+    steps = [(k, step) for k, history in enumerate(histories) for step in continuations(loaded, history, strategy)]
+    widths = {len(step.actions) for _, step in steps}
+    if len(widths) > 1:
+        raise PvfError("the histories of one batch must continue by moves of one length (one public state's)")
+    width = widths.pop() if widths else 0
+    return Continuations(
+        parent=np.array([k for k, _ in steps], dtype=np.int64),
+        actions=np.array([step.actions for _, step in steps], dtype=np.int64).reshape(len(steps), width),
+        probability=np.array([step.probability for _, step in steps], dtype=np.float64),
+        own=np.array([step.own for _, step in steps], dtype=np.float64).reshape(len(steps), 2),
+        terminal=np.array([step.terminal for _, step in steps], dtype=bool),
+    )
 
 
 def sample_particles(

@@ -162,15 +162,46 @@ def history_actions(tree: PublicTree, history: int) -> list[int]:
     return path[::-1]
 
 
-def find_histories(tree: PublicTree, histories: Sequence[Sequence[int]]) -> np.ndarray:
-    """[K] tree indices of histories given as action sequences; PvfError for one the tree lacks."""
-    children = {(int(p), int(a)): h for h, (p, a) in enumerate(zip(tree.parent, tree.action)) if p >= 0}
-    out = np.empty(len(histories), dtype=np.int64)
-    for k, path in enumerate(histories):
-        h = 0
-        for a in path:
-            h = children.get((h, int(a)), -1)
-            if h < 0:
-                raise PvfError(f"history {list(path)} is not in this tree of {tree.game_string}")
-        out[k] = h
+def history_paths(tree: PublicTree, histories: np.ndarray) -> np.ndarray:
+    """[k, L] the action sequences of k tree histories of one level L (`history_actions` of each)."""
+    h = np.asarray(histories, dtype=np.int64)
+    if len(h) == 0:
+        return np.zeros((0, 0), dtype=np.int64)
+    levels = tree.level[h]
+    if np.any(levels != levels[0]):
+        raise PvfError("history_paths takes histories of one level")
+    out = np.empty((len(h), int(levels[0])), dtype=np.int64)
+    for col in range(out.shape[1] - 1, -1, -1):
+        out[:, col] = tree.action[h]
+        h = tree.parent[h]
+    return out
+
+
+def padded_paths(histories: Sequence[Sequence[int]] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([K, L] int64 action sequences padded with -1, [K] their lengths) of K histories."""
+    if isinstance(histories, np.ndarray) and histories.ndim == 2:
+        return histories.astype(np.int64, copy=False), np.full(len(histories), histories.shape[1], dtype=np.int64)
+    rows = [np.asarray(h, dtype=np.int64).ravel() for h in histories]
+    lengths = np.array([len(h) for h in rows], dtype=np.int64)
+    paths = np.full((len(rows), int(lengths.max()) if len(rows) else 0), -1, dtype=np.int64)
+    for k, h in enumerate(rows):
+        paths[k, : len(h)] = h
+    return paths, lengths
+
+
+def find_histories(tree: PublicTree, histories: Sequence[Sequence[int]] | np.ndarray) -> np.ndarray:
+    """[K] tree indices of histories given as action sequences; PvfError for one the tree lacks.
+
+    One child lookup per level for all K at once (`PublicTree.children`)."""
+    paths, lengths = padded_paths(histories)
+    out = np.zeros(len(paths), dtype=np.int64)
+    missing = np.zeros(len(paths), dtype=bool)
+    for col in range(paths.shape[1]):
+        active = np.flatnonzero((col < lengths) & ~missing)
+        step = tree.children(out[active], paths[active, col])
+        missing[active[step < 0]] = True
+        out[active] = np.maximum(step, 0)
+    if missing.any():
+        k = int(np.argmax(missing))
+        raise PvfError(f"history {[int(a) for a in paths[k, : lengths[k]]]} is not in this tree of {tree.game_string}")
     return out

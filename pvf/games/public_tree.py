@@ -27,7 +27,7 @@ Solvers never see OpenSpiel states: they see these arrays.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +73,8 @@ class PublicTree:
     public_state_strings: [P] the public observation string (or closure label).
     public_state_infostates: per player, per public state, [K] augmented infostate
         indices in a fixed enumeration (order of first appearance).
+    The per-infostate and per-public-state sequences may be computed when read (a native
+    engine's trees format OpenSpiel strings only when asked, `pvf.games.goofspiel_kernel`).
     """
 
     loaded: LoadedGame
@@ -86,17 +88,17 @@ class PublicTree:
     utility: np.ndarray
     public_state: np.ndarray
     infostate: np.ndarray
-    infostate_strings: tuple[list[str], list[str]]
+    infostate_strings: tuple[Sequence[str], Sequence[str]]
     infostate_public_state: tuple[np.ndarray, np.ndarray]
     infostate_history: tuple[np.ndarray, np.ndarray]
-    infostate_actions: tuple[list[tuple[int, ...]], list[tuple[int, ...]]]
+    infostate_actions: tuple[Sequence[tuple[int, ...]], Sequence[tuple[int, ...]]]
     public_state_depth: np.ndarray
     public_state_level: np.ndarray
     public_state_parent: np.ndarray
-    public_state_strings: list[str]
-    public_state_infostates: tuple[list[np.ndarray], list[np.ndarray]]
-    _string_index: tuple[dict[str, int], dict[str, int]] = field(repr=False)
+    public_state_strings: Sequence[str]
+    public_state_infostates: tuple[Sequence[np.ndarray], Sequence[np.ndarray]]
     utility_sum: float = 0.0
+    _memo: dict[str, object] = field(default_factory=dict, repr=False)  # lookups built on first use
 
     @property
     def game_string(self) -> str:
@@ -119,10 +121,30 @@ class PublicTree:
 
     def infostate_index(self, player: int, info_string: str) -> int:
         """Augmented infostate of `player` with OpenSpiel string `info_string` (decision or not)."""
+        index = self._memo.get(f"strings{player}")
+        if index is None:  # built on first use: every string of the player is read once
+            index = self._memo[f"strings{player}"] = {s: i for i, s in enumerate(self.infostate_strings[player])}
         try:
-            return self._string_index[player][info_string]
+            return index[info_string]
         except KeyError:
             raise PvfError(f"infostate {info_string!r} of player {player + 1} is not in {self.game_string}") from None
+
+    def children(self, parents: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """[k] the child of each of `parents` [k] by each of `actions` [k]; -1 where the tree has none."""
+        lookup = self._memo.get("children")
+        if lookup is None:  # (parent, action) codes of every edge, sorted: built on first use
+            edge = np.flatnonzero(self.parent >= 0)
+            width = int(self.action.max()) + 1 if len(edge) else 1
+            code = self.parent[edge] * width + self.action[edge]
+            order = np.argsort(code)
+            lookup = self._memo["children"] = (width, code[order], edge[order])
+        width, codes, child = lookup
+        parents, actions = np.asarray(parents, dtype=np.int64), np.asarray(actions, dtype=np.int64)
+        want = np.where((actions >= 0) & (actions < width) & (parents >= 0), parents * width + actions, -1)
+        if len(codes) == 0:
+            return np.full(len(want), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(codes, want), len(codes) - 1)
+        return np.where(codes[at] == want, child[at], -1)
 
     def public_states_at_depth(self, depth: int, non_terminal: bool = True) -> np.ndarray:
         """[P_d] public states whose histories have move number `depth`.
@@ -311,7 +333,6 @@ def tree_from_records(
         order = np.argsort(ips, kind="stable")
         bounds = np.searchsorted(ips[order], np.arange(P + 1))
         ps_infos[n].extend(order[bounds[p] : bounds[p + 1]] for p in range(P))
-    string_index = tuple({s: i for i, s in enumerate(strings[n])} for n in (0, 1))
     return PublicTree(
         loaded=loaded,
         parent=parent_a,
@@ -333,7 +354,6 @@ def tree_from_records(
         public_state_parent=ps_parent,
         public_state_strings=pub_strings,
         public_state_infostates=ps_infos,
-        _string_index=string_index,
         utility_sum=_constant_sum(loaded, sums),
     )
 

@@ -174,22 +174,20 @@ def build_sequence_game(
     if np.any(player[roots] == TERMINAL):
         raise PvfError("the root holds terminal histories; root subgames at non-terminal histories")
     in_game[roots] = True
-    # Parents precede children (breadth-first enumeration): one forward pass.
+    # Parents precede children: one pass down the tree levels (a level's histories depend on their parents only).
     expandable = in_game.copy()
     if depth_limit is not None:
         leafy = (tree.depth >= depth_limit) & (player != TERMINAL)
     else:
         leafy = np.zeros(H, dtype=bool)
-    has_parent = np.flatnonzero(parent >= 0)
-    for h in has_parent:
+    for h in _by_level(tree.level, int(tree.level[roots].min()) + 1):
         p = parent[h]
-        if expandable[p]:
-            in_game[h] = True
-            scale[h] = scale[p]
-            if leafy[h]:
-                is_leaf[h] = True
-            elif player[h] != TERMINAL:
-                expandable[h] = True
+        h = h[expandable[p]]
+        p = parent[h]
+        in_game[h] = True
+        scale[h] = scale[p]
+        is_leaf[h] = leafy[h]
+        expandable[h] |= ~leafy[h] & (player[h] != TERMINAL)
     is_leaf[roots] = False
     hist = np.flatnonzero(in_game)
 
@@ -240,70 +238,108 @@ def build_sequence_game(
     )
 
 
+def _by_level(level: np.ndarray, first: int, histories: np.ndarray | None = None) -> list[np.ndarray]:
+    """`histories` (default all) grouped by tree level from `first` on, each group in index order."""
+    h = np.arange(len(level)) if histories is None else histories
+    h = h[level[h] >= first]
+    order = np.argsort(level[h], kind="stable")
+    h, lv = h[order], level[h][order]
+    bounds = np.flatnonzero(np.diff(lv)) + 1
+    return np.split(h, bounds) if len(h) else []
+
+
 def _player_sequences(
     tree: PublicTree, n: int, root_infos: np.ndarray, hist: np.ndarray, expandable: np.ndarray, seq_of: np.ndarray
 ) -> PlayerSequences:
-    """Number player n's sequences and fill seq_of[:, n] for the histories `hist`."""
+    """Number player n's sequences and fill seq_of[:, n] for the histories `hist`.
+
+    1. Each history's sequence: the root sequence of its infostate at a root (a history whose parent
+       is not expanded in the game), (infostate, action) below a node of player n, its parent's below
+       anyone else's; found level by level down the tree.
+    2. A decision infostate (n acts at an expanded history of it) hangs below the sequence of its
+       first history; its level is one more than that sequence's infostate's (roots: 0).
+    3. Level by level, infostates sorted by (parent sequence, infostate) get consecutive blocks of
+       sequences, one per legal action in `tree.infostate_actions` order.
+    """
     parent, player, action, infostate = tree.parent, tree.player, tree.action, tree.infostate
-    root_index = {int(i): r for r, i in enumerate(root_infos)}
-    # Pass 1: temporary sequence keys. Root sequence r -> ("r", r); decision -> (infostate, action).
-    tmp: dict[int, tuple] = {}
-    info_parent_key: dict[int, tuple] = {}
-    info_level: dict[int, int] = {}
-    key_level: dict[tuple, int] = {}
-    for h in hist:
+    H, R = tree.num_histories, len(root_infos)
+    root_index = np.full(tree.num_infostates(n), -1, dtype=np.int64)
+    root_index[root_infos] = np.arange(R)
+    width = int(action.max()) + 1 if H else 1
+    # Step 1: key[h] = r (root sequence r) or R + i·width + a (decision sequence (i, a)).
+    in_game = np.zeros(H, dtype=bool)
+    in_game[hist] = True
+    key = np.full(H, -1, dtype=np.int64)
+    for h in _by_level(tree.level, 0, hist):
         p = parent[h]
-        if p < 0 or not (expandable[p] and tmp.get(p) is not None):
-            key = ("r", root_index[int(infostate[h, n])])
-            key_level[key] = 0
-        elif player[p] == n:
-            key = (int(infostate[p, n]), int(action[h]))
-        else:
-            key = tmp[p]
-        tmp[h] = key
-        if player[h] == n and expandable[h]:
-            i = int(infostate[h, n])
-            if i not in info_parent_key:
-                info_parent_key[i] = key
-                info_level[i] = key_level[key] + 1
-                for a in tree.infostate_actions[n][i]:
-                    key_level[(i, a)] = info_level[i]
-    # Pass 2: order infostates by level, then by parent sequence index.
-    R = len(root_infos)
-    final: dict[tuple, int] = {("r", r): r for r in range(R)}
-    infos_sorted: list[int] = []
-    levels = []
+        safe = np.maximum(p, 0)
+        root = (p < 0) | ~(expandable[safe] & in_game[safe])
+        mine = ~root & (player[safe] == n)
+        key[h] = np.where(
+            root,
+            root_index[infostate[h, n]],
+            np.where(mine, R + infostate[safe, n] * width + action[h], key[safe]),
+        )
+    # Step 2: decision infostates, the sequence above each (that of its first expanded history) and its level.
+    deciding = hist[(player[hist] == n) & expandable[hist]]
+    infos_found, first = np.unique(infostate[deciding, n], return_index=True)
+    above = key[deciding[first]]  # [I] parent key of each decision infostate (sorted by infostate index)
+    above_info = np.where(above >= R, (above - R) // width, -1)
+    position = np.searchsorted(infos_found, above_info)
+    level = np.ones(len(infos_found), dtype=np.int64)
+    for _ in range(len(infos_found)):  # one more than the level of the infostate above, roots' at level 1
+        deeper = np.where(above_info >= 0, level[np.minimum(position, len(level) - 1)] + 1, 1)
+        if np.array_equal(deeper, level):
+            break
+        level = deeper
+    actions = [tree.infostate_actions[n][int(i)] for i in infos_found]
+    sizes_found = np.fromiter((len(a) for a in actions), dtype=np.int64, count=len(actions))
+    flat_actions = np.fromiter((a for acts in actions for a in acts), dtype=np.int64, count=int(sizes_found.sum()))
+    offset = np.concatenate([[0], np.cumsum(sizes_found)])[:-1]
+    # (infostate, action) -> position of the action in the infostate's list
+    pair_code = np.repeat(infos_found, sizes_found) * width + flat_actions
+    pair_order = np.argsort(pair_code, kind="stable")
+    pair_position = np.arange(len(flat_actions)) - np.repeat(offset, sizes_found)
+
+    def sequence_of(keys: np.ndarray, start: np.ndarray) -> np.ndarray:
+        """The sequence index of keys (root or decision), given each found infostate's first sequence."""
+        out = keys.copy()
+        decision = keys >= R
+        code = keys[decision] - R
+        at = pair_order[np.searchsorted(pair_code[pair_order], code)]
+        out[decision] = start[np.searchsorted(infos_found, code // width)] + pair_position[at]
+        return out
+
+    # Step 3: number the sequences level by level.
+    start = np.full(len(infos_found), -1, dtype=np.int64)
+    levels, members_all = [], []
     next_seq = R
-    by_level: dict[int, list[int]] = {}
-    for i, lv in info_level.items():
-        by_level.setdefault(lv, []).append(i)
     info_lo = 0
-    for lv in sorted(by_level):
-        members = sorted(by_level[lv], key=lambda i: (final[info_parent_key[i]], i))
+    for lv in np.unique(level):
+        members = np.flatnonzero(level == lv)
+        parents = sequence_of(above[members], start)
+        order = np.lexsort((infos_found[members], parents))
+        members, parents = members[order], parents[order]
         seq_lo = next_seq
-        for i in members:
-            for a in tree.infostate_actions[n][i]:
-                final[(i, a)] = next_seq
-                next_seq += 1
-        infos_sorted.extend(members)
-        parents = np.array([final[info_parent_key[i]] for i in members], dtype=np.int64)
+        start[members] = next_seq + np.concatenate([[0], np.cumsum(sizes_found[members])[:-1]])
+        next_seq += int(sizes_found[members].sum())
         change = np.flatnonzero(np.concatenate([[True], parents[1:] != parents[:-1]]))
         levels.append((info_lo, info_lo + len(members), seq_lo, next_seq, change, parents[change]))
         info_lo += len(members)
+        members_all.append(members)
+    order = np.concatenate(members_all) if members_all else np.zeros(0, dtype=np.int64)
     S = next_seq
-    infos = np.array(infos_sorted, dtype=np.int64)
-    sizes = np.array([len(tree.infostate_actions[n][i]) for i in infos], dtype=np.int64)
-    starts = R + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(infos) else np.zeros(0, np.int64)
+    infos = infos_found[order]
+    sizes = sizes_found[order]
+    starts = start[order]
     seq_info = np.full(S, -1, dtype=np.int64)
     seq_action = np.full(S, -1, dtype=np.int64)
-    for k, i in enumerate(infos):
-        seq_info[starts[k] : starts[k] + sizes[k]] = k
-        seq_action[starts[k] : starts[k] + sizes[k]] = tree.infostate_actions[n][i]
-    info_parent = np.array([final[info_parent_key[i]] for i in infos], dtype=np.int64)
+    seq_info[R:] = np.repeat(np.arange(len(infos)), sizes)
+    seq_action[R:] = flat_actions[np.repeat(offset[order] - (starts - R), sizes) + np.arange(S - R)]
+    info_parent = sequence_of(above[order], start)
     seq_parent = np.full(S, -1, dtype=np.int64)
     seq_parent[R:] = info_parent[seq_info[R:]]
-    for h in hist:
-        seq_of[h, n] = final[tmp[h]]
+    seq_of[hist, n] = sequence_of(key[hist], start)
     info_depth = tree.depth[tree.infostate_history[n][infos]] if len(infos) else np.zeros(0, np.int64)
     level_objs = tuple(
         Level(

@@ -82,3 +82,33 @@ def test_leaf_beliefs_are_products_along_histories(leduc, trunk):
                     expected = expected * strats[n][seq_of[(int(leduc.infostate[p, n]), int(leduc.action[h]))]]
                 h = p
             np.testing.assert_allclose(beliefs[n][:, col], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("config", [SamplingConfig(), SamplingConfig(0.2, 0.5, 0.3), SamplingConfig(0.0, 0.0, 0.0)])
+def test_lazy_strategies_are_the_documented_draw(config):
+    """`LazyTrunkStrategy` assembles the seed words itself: the generator of
+    `default_rng(SeedSequence(seed, spawn_key=(t, *blake2b words)))`, four draws, bit for bit."""
+    import hashlib
+
+    from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+
+    def documented(seed, trunk, text, size):
+        digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        key = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(trunk, *key)))
+        kind, pick = rng.random(), rng.random()
+        keep, weight = rng.random(size), rng.random(size)
+        if kind < config.p_uniform:
+            return np.full(size, 1.0 / size)
+        if kind < config.p_uniform + (1.0 - config.p_uniform) * config.p_pure:
+            out = np.zeros(size)
+            out[min(int(pick * size), size - 1)] = 1.0
+            return out
+        w = np.where(keep < config.p_keep, weight, 0.0)
+        return w / w.sum() if w.sum() > 0.0 else np.full(size, 1.0 / size)
+
+    for seed, trunk in [(0, 0), (7, 3), (2**32, 2**33 + 1), (2**70 + 5, 12)]:
+        strategy = LazyTrunkStrategy(seed, trunk, config)
+        for i in range(60):
+            text, size = f"Current player: {i % 2}\nP0 hand: {i}", 1 + i % 13
+            np.testing.assert_array_equal(strategy(text, size), documented(seed, trunk, text, size))

@@ -40,6 +40,26 @@ def test_oracle_beats_uniform_and_runs_repeat():
     assert max(by[("uniform", s)] for s in (0, 1)) > 0.05
 
 
+def test_both_engines_give_the_same_rows():
+    """The native Goofspiel kernel and OpenSpiel's walk: the same particles, restricted games and exploitabilities."""
+    from pvf.experiments.induced_targets import induced_pbs_evaluator
+
+    loaded = load_game(GOOF5)
+    rows = {}
+    for engine in ("native", "openspiel"):
+        targets = SweepEvaluator(
+            lambda setting, engine=engine: lambda trunk: induced_pbs_evaluator(loaded, trunk, 20, engine=engine),
+            game_root=True,
+        )
+        policies = []
+        found = run_particle_sweep(
+            loaded, 2, 3, [4, 16], [0, 1], {"targets": targets}, iterations=20, policies=policies, engine=engine
+        )
+        rows[engine] = ([(r.evaluator, r.draws, r.particles, r.histories, r.exploitability) for r in found], policies)
+    assert rows["native"][0] == rows["openspiel"][0]
+    assert [p["particles"] for p in rows["native"][1]] == [p["particles"] for p in rows["openspiel"][1]]
+
+
 def test_command_writes_csv_and_png(tmp_path, capsys):
     rc = main(
         [

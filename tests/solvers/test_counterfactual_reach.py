@@ -6,6 +6,7 @@ import pytest
 from pvf.datasets.particle_children import induced_subgames
 from pvf.datasets.sampling import SamplingConfig
 from pvf.experiments.particle_sweep import particle_trunk_setting
+from pvf.games.engine import particle_engine
 from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk
@@ -30,7 +31,7 @@ def test_leaf_reach_is_the_enumerated_reach_of_the_leaf_pbs(game, root_move, dep
     flat = np.concatenate([beliefs[0], beliefs[1], np.zeros((2, 1))], axis=1)
     got = leaves.cf_reach(flat)
     assert np.all(got[:, -1] == 0)
-    induced = induced_subgames(loaded, trunk.tree, leaf).reach(*beliefs)
+    induced = induced_subgames(particle_engine(loaded), trunk.tree, leaf).reach(*beliefs)
     np.testing.assert_allclose(got[:, : leaves.pad], np.concatenate(induced, axis=1), rtol=0, atol=1e-12)
 
     full = cached_tree(game)

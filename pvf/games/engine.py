@@ -1,0 +1,114 @@
+"""One particle path, two engines: a game's native kernel where it has one, OpenSpiel's walk otherwise.
+
+Everything the particle path asks of a game (`pvf.datasets.particle_tasks`,
+`pvf.datasets.particle_children`, `pvf.experiments.particle_sweep`) is a
+`ParticleEngine` method: play a strategy to a depth, draw K particles of a
+public state, the one-move continuations of histories, the particle tree of
+histories (and where they lie in it), the histories joining two sets of
+infostates (the induced PBS), the features of a public state's infostates.
+  - `OpenSpielEngine` (`pvf.games.openspiel_engine`) does it for every game by
+    stepping OpenSpiel states.
+  - A native kernel does it for one game with integer arrays
+    (`pvf.games.goofspiel_kernel`: imperfect-information Goofspiel, points
+    descending or ascending); `NATIVE` maps OpenSpiel's short game name to its
+    factory, which returns None for parameters the kernel does not play.
+Both give the same results, draw for draw and bit for bit: the same
+generator calls, trees numbered alike, strategies asked by the same
+OpenSpiel strings (tests/games/test_goofspiel_kernel.py, and the same dataset
+file from either, tests/datasets/test_particle_engines.py). So the engine is,
+like the number of workers, how fast a file is made, never what is in it.
+`particle_engine(game, "auto")` picks the native kernel where there is one;
+"native" refuses a game without one, "openspiel" always walks OpenSpiel.
+A Leduc or Liar's Dice kernel is one more module and one `NATIVE` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.games import goofspiel_kernel
+from pvf.games.history_sampling import Continuations, ParticleSample, Strategy
+from pvf.games.induced_pbs import InducedHistories
+from pvf.games.loading import LoadedGame, load_game
+from pvf.games.openspiel_engine import OpenSpielEngine
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
+
+ENGINES = ("auto", "native", "openspiel")
+NATIVE: dict[str, Callable[[LoadedGame], ParticleEngine | None]] = {"goofspiel": goofspiel_kernel.native_engine}
+
+
+class ParticleEngine(Protocol):
+    """What the particle path asks of a game. Histories are sequential-game action sequences.
+
+    name: "native" or "openspiel"; loaded: the game.
+    """
+
+    name: str
+    loaded: LoadedGame
+
+    def play_to_depth(self, strategy: Strategy, depth: int, rng: np.random.Generator) -> tuple[int, ...]:
+        """The strategy played to the first history at move ≥ depth (`pvf.games.history_sampling.play_to_depth`)."""
+        ...
+
+    def sample_particles(
+        self, strategy: Strategy, public_history: Sequence[int], num_particles: int, rng: np.random.Generator
+    ) -> ParticleSample:
+        """K weighted particles of `public_history`'s public state (`pvf.games.history_sampling.sample_particles`)."""
+        ...
+
+    def continuations(self, histories: np.ndarray, strategy: Strategy) -> Continuations:
+        """Every one-move continuation of each of `histories` [P, L] (one public state's)."""
+        ...
+
+    def particle_tree(
+        self,
+        histories: Sequence[Sequence[int]] | np.ndarray,
+        depth_limit: int | None = None,
+        max_histories: int = DEFAULT_MAX_HISTORIES,
+    ) -> tuple[PublicTree, np.ndarray]:
+        """The particle tree of `histories` (`pvf.games.particle_tree.build_particle_tree`) and their [K] indices."""
+        ...
+
+    def induced_histories(self, tree: PublicTree, infostates: tuple[np.ndarray, np.ndarray]) -> InducedHistories:
+        """Every history joining one of player 1's `infostates[0]` with one of player 2's `infostates[1]`
+        (tree infostates of one public state; `pvf.games.induced_pbs.induced_histories`)."""
+        ...
+
+    def features(
+        self, tree: PublicTree, public_state: int, infostates: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """([Fp] public features, per player [J_n, Fq] private features; `pvf.games.features.sample_features`)."""
+        ...
+
+
+def check_engine(engine: str) -> None:
+    """PvfError (one line) unless `engine` is one of ENGINES."""
+    if engine not in ENGINES:
+        raise PvfError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+
+
+def particle_engine(game: str | LoadedGame, engine: str = "auto") -> ParticleEngine:
+    """The engine `engine` ("auto", "native" or "openspiel") of `game`, one per game and process (engines
+    keep caches: a native engine the strategy probabilities of the infostates it has seen)."""
+    check_engine(engine)
+    loaded = game if isinstance(game, LoadedGame) else load_game(game)
+    key = (loaded.game_string, engine)
+    if key not in _ENGINES:
+        native = None
+        if engine != "openspiel":
+            factory = NATIVE.get(loaded.original.get_type().short_name)
+            native = factory(loaded) if factory is not None else None
+        if native is None and engine == "native":
+            raise PvfError(
+                f"{loaded.game_string} has no native engine (native kernels: imperfect-information Goofspiel, "
+                "points descending or ascending); use --engine openspiel or auto"
+            )
+        _ENGINES[key] = native if native is not None else OpenSpielEngine(loaded)
+    return _ENGINES[key]
+
+
+_ENGINES: dict[tuple[str, str], ParticleEngine] = {}
