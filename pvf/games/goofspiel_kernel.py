@@ -1,7 +1,8 @@
 """Imperfect-information Goofspiel as integer arrays: the native particle engine of that game.
 
-The game is OpenSpiel's `goofspiel(imp_info=True)` with points order descending or ascending, in
-the turn-based form pvf solves (`pyspiel.convert_to_turn_based`): N cards per hand; round t's point
+The game is OpenSpiel's `goofspiel(imp_info=True)` with points order descending or ascending and
+win/loss or point-difference returns (`rules_of`: None for other parameters, which OpenSpiel's engine
+plays), in the turn-based form pvf solves (`pyspiel.convert_to_turn_based`): N cards per hand; round t's point
 card is fixed by the order; player 1 bids (level 2t), then player 2 without seeing it (level
 2t + 1); the higher card wins the point card, equal bids discard it, and who won (or a draw) is
 public. The last round is forced, so a game has R = N − 1 decision rounds and ends at level 2R.
@@ -19,8 +20,11 @@ public. The last round is forced, so a game has R = N − 1 decision rounds and 
      particle r − 1, then its subtree; every subtree rooted at one level has the same shape in
      "hand positions" (the k-th card a player still holds), so one template per level, mapped
      through each root's hands, gives all of them. Public states and infostates are then labelled
-     level by level from their parents' labels and the move (a bid, a win sequence entry), and
-     numbered by first appearance, as `pvf.games.public_tree.tree_from_records` numbers them.
+     at once above the first particle level (from the prefixes' bids), level by level below it
+     (from their parents' labels and the move: a bid, a win sequence entry), and numbered by first
+     appearance, as `pvf.games.public_tree.tree_from_records` numbers them. The counterfactual
+     reach and mean opponent features of a PBS then come from these arrays
+     (`pvf.solvers.counterfactual_reach`), as for any tree.
   4. Sampling (`play_to_depth`, `sample_particles`, `continuations`) follows
      `pvf.games.history_sampling` draw for draw: the same generator calls, the same float
      operations on the same arrays, the strategy asked by OpenSpiel's information-state string,
