@@ -148,7 +148,7 @@ def test_target_column_choice(kuhn_file, kuhn_current_file):
     for target, expected in (("average", average), ("current", current)):
         sample = PbsTorchDataset(kuhn_file, np.arange(1), target)[0]
         np.testing.assert_allclose(sample["target"], expected[: len(sample["target"])], rtol=1e-6)
-    with pytest.raises(PvfError, match="no average-profile targets"):
+    with pytest.raises(PvfError, match="holds no 'average' targets"):
         DataLayout.from_file(kuhn_current_file, "average")
     assert DataLayout.from_file(kuhn_current_file, "current").target == "current"
 
