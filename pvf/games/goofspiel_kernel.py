@@ -864,50 +864,35 @@ class GoofspielEngine:
         history = [int(a) for a in public_history]
         target = replay(self.rules, history).outcomes
         n, rounds = self.rules.num_cards, len(history) // 2
-        found: dict[tuple[int, ...], int] = {}
-        weights: list[float] = []
-        own_reach: list[tuple[float, float]] = []
-        dead = 0
-        for _ in range(num_particles):
-            path: list[int] = []
-            own: tuple[list[int], list[int]] = ([], [])
-            held = (np.ones(n, dtype=bool), np.ones(n, dtype=bool))
-            rho, reach0, reach1 = 1.0, 1.0, 1.0
-            for t in range(rounds):
-                seen = tuple(target[:t])
-                s0 = self._policy(strategy, 0, tuple(own[0]), seen)[2]
-                s1 = self._policy(strategy, 1, tuple(own[1]), seen)[2]
-                flat = np.flatnonzero(self._pairs[target[t]] & held[0][:, None] & held[1][None, :])
-                kept = np.multiply.outer(s0, s1).ravel()[flat]
-                Z = float(kept.sum())
-                if Z <= 0.0:
+
+        def draws() -> Iterator[tuple[list[int], float, tuple[float, float]]]:
+            for _ in range(num_particles):
+                path: list[int] = []
+                own: tuple[list[int], list[int]] = ([], [])
+                held = (np.ones(n, dtype=bool), np.ones(n, dtype=bool))
+                rho, reach0, reach1 = 1.0, 1.0, 1.0
+                for t in range(rounds):
+                    seen = tuple(target[:t])
+                    s0 = self._policy(strategy, 0, tuple(own[0]), seen)[2]
+                    s1 = self._policy(strategy, 1, tuple(own[1]), seen)[2]
+                    flat = np.flatnonzero(self._pairs[target[t]] & held[0][:, None] & held[1][None, :])
+                    kept = np.multiply.outer(s0, s1).ravel()[flat]
+                    Z = float(kept.sum())
+                    if Z <= 0.0:
+                        rho = 0.0
+                        break
+                    k = min(int(np.searchsorted(np.cumsum(kept), rng.random() * Z, side="right")), len(kept) - 1)
+                    a, b = divmod(int(flat[k]), n)
+                    path += (a, b)
+                    own[0].append(a)
+                    own[1].append(b)
+                    held[0][a] = held[1][b] = False
+                    rho, reach0, reach1 = rho * Z, reach0 * s0[a], reach1 * s1[b]
+                if len(history) % 2:  # half a round left: no continuation by a whole round fits
                     rho = 0.0
-                    break
-                k = min(int(np.searchsorted(np.cumsum(kept), rng.random() * Z, side="right")), len(kept) - 1)
-                a, b = divmod(int(flat[k]), n)
-                path += (a, b)
-                own[0].append(a)
-                own[1].append(b)
-                held[0][a] = held[1][b] = False
-                rho, reach0, reach1 = rho * Z, reach0 * s0[a], reach1 * s1[b]
-            if len(history) % 2:  # half a round left: no continuation by a whole round fits
-                rho = 0.0
-            if rho == 0.0:
-                dead += 1
-                continue
-            slot = found.setdefault(tuple(path), len(weights))
-            if slot == len(weights):
-                weights.append(0.0)
-                own_reach.append((reach0, reach1))
-            weights[slot] += rho / num_particles
-        return ParticleSample(
-            public_history=tuple(history),
-            particles=list(found),
-            weights=np.asarray(weights, dtype=np.float64),
-            own_reach=np.asarray(own_reach, dtype=np.float64).reshape(-1, 2),
-            draws=num_particles,
-            dead=dead,
-        )
+                yield path, rho, (reach0, reach1)
+
+        return ParticleSample.from_draws(history, draws(), num_particles)
 
     def continuations(self, histories: np.ndarray, strategy: Strategy) -> Continuations:
         """`pvf.games.history_sampling.batch_continuations` of histories [P, L] of one level."""

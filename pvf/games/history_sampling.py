@@ -39,7 +39,7 @@ that generator's seed and the strategy alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,6 +77,36 @@ class ParticleSample:
     own_reach: np.ndarray
     draws: int
     dead: int
+
+    @classmethod
+    def from_draws(
+        cls,
+        public_history: Sequence[int],
+        draws: Iterable[tuple[Sequence[int], float, Sequence[float]]],
+        num_particles: int,
+    ) -> ParticleSample:
+        """Step 3: K draws (path, ρ, own reach [2]) merged into distinct particles; ρ = 0 is a dead draw."""
+        found: dict[tuple[int, ...], int] = {}
+        weights: list[float] = []
+        own_reach: list[Sequence[float]] = []
+        dead = 0
+        for path, rho, own in draws:
+            if rho == 0.0:
+                dead += 1
+                continue
+            slot = found.setdefault(tuple(path), len(weights))
+            if slot == len(weights):
+                weights.append(0.0)
+                own_reach.append(own)
+            weights[slot] += rho / num_particles
+        return cls(
+            public_history=tuple(public_history),
+            particles=list(found),
+            weights=np.asarray(weights, dtype=np.float64),
+            own_reach=np.asarray(own_reach, dtype=np.float64).reshape(-1, 2),
+            draws=num_particles,
+            dead=dead,
+        )
 
 
 @dataclass(frozen=True)
@@ -202,42 +232,25 @@ def sample_particles(
         node = child(node, a, loaded.simultaneous)
         target.append(observer.string_from(node.original, 0))
     length = len(public_history)
-    found: dict[tuple[int, ...], int] = {}
-    weights: list[float] = []
-    own_reach: list[np.ndarray] = []
-    dead = 0
-    for _ in range(num_particles):
-        node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
-        while len(path) < length:
-            kept = [
-                c
-                for c in _node_continuations(node, loaded, strategy)
-                if len(path) + len(c[0]) <= length
-                and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
-            ]
-            p = np.array([c[1] for c in kept])
-            Z = float(p.sum())
-            if Z <= 0.0:
-                rho = 0.0
-                break
-            k = min(int(np.searchsorted(np.cumsum(p), rng.random() * Z, side="right")), len(kept) - 1)
-            actions, _, factors, node = kept[k]
-            path, rho, own = path + actions, rho * Z, own * factors
-        if rho == 0.0:
-            dead += 1
-            continue
-        slot = found.get(path)
-        if slot is None:
-            found[path] = len(weights)
-            weights.append(0.0)
-            own_reach.append(own)
-            slot = found[path]
-        weights[slot] += rho / num_particles
-    return ParticleSample(
-        public_history=tuple(public_history),
-        particles=list(found),
-        weights=np.asarray(weights, dtype=np.float64),
-        own_reach=np.asarray(own_reach, dtype=np.float64).reshape(-1, 2),
-        draws=num_particles,
-        dead=dead,
-    )
+
+    def draws() -> Iterator[tuple[tuple[int, ...], float, np.ndarray]]:
+        for _ in range(num_particles):
+            node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
+            while len(path) < length:
+                kept = [
+                    c
+                    for c in _node_continuations(node, loaded, strategy)
+                    if len(path) + len(c[0]) <= length
+                    and observer.string_from(c[3].original, 0) == target[len(path) + len(c[0])]
+                ]
+                p = np.array([c[1] for c in kept])
+                Z = float(p.sum())
+                if Z <= 0.0:
+                    rho = 0.0
+                    break
+                k = min(int(np.searchsorted(np.cumsum(p), rng.random() * Z, side="right")), len(kept) - 1)
+                actions, _, factors, node = kept[k]
+                path, rho, own = path + actions, rho * Z, own * factors
+            yield path, rho, own
+
+    return ParticleSample.from_draws(public_history, draws(), num_particles)
