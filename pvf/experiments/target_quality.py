@@ -8,8 +8,8 @@ where the trunk has a decision and a leaf:
      solved with the exact oracle and with the datasets' best-response
      targets (`pvf.solvers.guarded_values`) at the leaves.
   2. Particle path (games with a public observer, root moves where a
-     player acts at every history; for a game beyond the public tree's cap,
-     Goofspiel-6, this path alone, at the root moves whose particle
+     player acts at every history; for a game beyond the public tree's cap
+     this path alone, at the root moves whose particle
      subgames the exploitability LP takes): the particle trunk of
      `pvf.experiments.particle_sweep` (K draws of one public state at move
      r by the random-trunk mix, rooted at the PBS they induce), solved with
