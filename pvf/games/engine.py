@@ -10,8 +10,10 @@ infostates (the induced PBS), the features of a public state's infostates.
     stepping OpenSpiel states.
   - A native kernel does it for one game with integer arrays
     (`pvf.games.goofspiel_kernel`: imperfect-information Goofspiel, points
-    descending or ascending); `NATIVE` maps OpenSpiel's short game name to its
-    factory, which returns None for parameters the kernel does not play.
+    descending or ascending); `NATIVE` maps OpenSpiel's short game name to the
+    module whose `native_engine` factory returns the kernel, or None for
+    parameters it does not play. Kernels and the OpenSpiel walk are imported
+    on first use, so the command line, which offers `ENGINES`, loads neither.
 Both give the same results, draw for draw and bit for bit: the same
 generator calls, trees numbered alike, strategies asked by the same
 OpenSpiel strings (tests/games/test_goofspiel_kernel.py, and the same dataset
@@ -24,21 +26,20 @@ A Leduc or Liar's Dice kernel is one more module and one `NATIVE` entry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games import goofspiel_kernel
 from pvf.games.history_sampling import Continuations, ParticleSample, Strategy
 from pvf.games.induced_pbs import InducedHistories
 from pvf.games.loading import LoadedGame, load_game
-from pvf.games.openspiel_engine import OpenSpielEngine
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
 
 ENGINES = ("auto", "native", "openspiel")
-NATIVE: dict[str, Callable[[LoadedGame], ParticleEngine | None]] = {"goofspiel": goofspiel_kernel.native_engine}
+NATIVE: dict[str, str] = {"goofspiel": "pvf.games.goofspiel_kernel"}
 
 
 class ParticleEngine(Protocol):
@@ -99,15 +100,20 @@ def particle_engine(game: str | LoadedGame, engine: str = "auto") -> ParticleEng
     key = (loaded.game_string, engine)
     if key not in _ENGINES:
         native = None
-        if engine != "openspiel":
-            factory = NATIVE.get(loaded.original.get_type().short_name)
-            native = factory(loaded) if factory is not None else None
+        module = NATIVE.get(loaded.original.get_type().short_name) if engine != "openspiel" else None
+        if module is not None:
+            native = importlib.import_module(module).native_engine(loaded)
         if native is None and engine == "native":
             raise PvfError(
                 f"{loaded.game_string} has no native engine (native kernels: imperfect-information Goofspiel, "
                 "points descending or ascending); use --engine openspiel or auto"
             )
-        _ENGINES[key] = native if native is not None else OpenSpielEngine(loaded)
+        if native is None:
+            from pvf.games.openspiel_engine import OpenSpielEngine
+
+            _ENGINES[key] = OpenSpielEngine(loaded)
+        else:
+            _ENGINES[key] = native
     return _ENGINES[key]
 
 
