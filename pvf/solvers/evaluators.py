@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.errors import PvfError
+from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.guarded_values import DEFAULT_GUARD, best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
@@ -95,7 +96,7 @@ class ExactEvaluator:
         plans = [self.lp.solve(b1[b], b2[b]) for b in range(b1.shape[0])]
         x = np.stack([p[1] for p in plans], axis=1)  # [S1, B]
         y = np.stack([p[2] for p in plans], axis=1)  # [S2, B]
-        return self.leaves.scatter(*self.leaves.best_response_root_values(x, y))
+        return self.leaves.scatter(*best_response_root_values(self.leaves.game, x, y))
 
 
 class CFRTargetEvaluator:

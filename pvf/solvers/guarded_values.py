@@ -85,14 +85,12 @@ def best_response_targets(
     guard: 0: best responses to the solver's profile everywhere (no second solve).
     solved: the solver's result at the true beliefs, if already computed.
     """
+    raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
         solved = solver(game, iterations, root_beliefs=root_beliefs)
     plain = _responses(game, solved, root_beliefs)
-    if guard == 0.0:
+    if raised is None:
         return plain
-    if not 0.0 < guard <= 1.0:
-        raise PvfError(f"the guard must lie in [0, 1], got {guard}")
-    raised = tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     guarded = _responses(game, solver(game, iterations, root_beliefs=raised), root_beliefs)
     return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
 

@@ -23,7 +23,6 @@ from functools import cached_property
 import numpy as np
 
 from pvf.games.public_tree import PublicTree
-from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.sequence_form import build_sequence_game
 
@@ -77,13 +76,6 @@ class LeafSubgames:
         out[0][:, self.root_position[0]] = v1
         out[1][:, self.root_position[1]] = v2
         return out
-
-    def best_response_root_values(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each player's best-response root values against the other's realization plan.
-
-        x: [S1, B], y: [S2, B] -> ([B, R1], [B, R2]).
-        """
-        return best_response_root_values(self.game, x, y)
 
     @cached_property
     def root_public_states(self) -> tuple[np.ndarray, np.ndarray]:
