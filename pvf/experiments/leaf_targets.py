@@ -32,7 +32,7 @@ from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
 from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.sparse_trunks import sparse_setting
+from pvf.solvers.sparse_trunks import SparseSetting, sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
 
 EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
@@ -45,14 +45,19 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
 }
 
 
-def leaf_targets_trunk(tree: PublicTree, depth: int, root_move: int = 0) -> Trunk:
-    """The trunk to `depth`: from the initial state, or from the equilibrium's support at `root_move` > 0."""
+def leaf_targets_trunk(tree: PublicTree, depth: int, root_move: int = 0, support: SparseSetting | None = None) -> Trunk:
+    """The trunk to `depth`: from the initial state, or from the equilibrium's support at `root_move` > 0.
+
+    support: that support (`sparse_setting` at `root_move`, any depth), if already computed.
+    """
     check_argument("root_move", root_move, int, minimum=0)
     if root_move == 0:
         return build_trunk(tree, depth)
     if depth <= root_move:
         raise PvfError(f"the trunk needs --root-move < --depth, got {root_move} and {depth}")
-    return sparse_setting(tree, root_move, depth).evaluation
+    if support is None:
+        return sparse_setting(tree, root_move, depth).evaluation
+    return build_trunk(tree, depth, root_histories=support.histories, root_weights=support.weights)
 
 
 def run_leaf_targets(

@@ -36,14 +36,14 @@ from pathlib import Path
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
 from pvf.experiments.induced_targets import induced_pbs_evaluator
-from pvf.experiments.leaf_targets import evaluate_leaf_targets
+from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.solvers.sparse_trunks import sparse_setting
-from pvf.solvers.trunk_solver import Trunk, build_trunk
+from pvf.solvers.trunk_solver import Trunk
 
 GAMES = (
     "kuhn_poker",
@@ -83,21 +83,18 @@ def trunks(tree: PublicTree) -> Iterator[tuple[int, int, Trunk]]:
     """(root move, depth, trunk) of every trunk with a decision and a leaf, from the initial state or a later move.
 
     A root move none of whose histories the equilibrium reaches has no trunk. The equilibrium's support
-    at a root move is computed once for all its depths (`leaf_targets_trunk` per depth would repeat it).
+    at a root move is computed once for all its depths.
     """
     last = int(tree.depth.max())
     for root_move in range(last):
-        roots = None
+        support = None
         if root_move > 0:
             try:
-                roots = sparse_setting(tree, root_move, root_move + 1)
+                support = sparse_setting(tree, root_move, root_move + 1)
             except PvfError:
                 continue
         for depth in range(root_move + 1, last + 1):
-            if roots is None:
-                trunk = build_trunk(tree, depth)
-            else:
-                trunk = build_trunk(tree, depth, root_histories=roots.histories, root_weights=roots.weights)
+            trunk = leaf_targets_trunk(tree, depth, root_move, support)
             if trunk.game.has_leaves and any(m.any() for m in trunk.masks):
                 yield root_move, depth, trunk
 
