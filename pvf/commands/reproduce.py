@@ -5,6 +5,8 @@
     pvf reproduce fig4 [the same options but --eval-every] [--fractions 1.0,0.9,...,0.1]
     pvf reproduce particles [--games goofspiel8,goofspiel13] [--draws 1,4,16,64] [--particle-trunks 4000]
                             [--particle-steps 4000] [--seeds 3] [--save-policy]
+    pvf reproduce quality [--protocol recipe|paper] [--games leduc,goofspiel5] [--select last|val_loss]
+                          [--data shared|per-seed] [fig3's options]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
@@ -16,7 +18,11 @@ seeds; a killed rerun continues from the last saved state);
 split into up to N parts, so that every core trains. Finished
 datasets and checkpoints under --out are reused by a rerun with the same
 options (pvf.experiments.reproduce). Figures are in the NashConv convention.
-Goofspiel-8 and -13 exceed the public tree: `pvf reproduce particles` is
+`pvf reproduce quality` trains by the recipe (best-response targets, one
+large file per game, a cosine schedule, the checkpoint of lowest held-out
+loss; pvf.experiments.quality) or by the paper's protocol (`--protocol
+paper`), each lever also an option, and writes quality-<game>.csv with
+the chosen checkpoint of each network and seed. Goofspiel-8 and -13 exceed the public tree: `pvf reproduce particles` is
 their fig. 4, the particle-trunk sweep (docs/particles.md): 4,000
 (Goofspiel-8) or 8,000 (Goofspiel-13) particle samples, 4,000 training
 steps, K up to 64 (256), exact by LP up to 250,000 histories and a
@@ -34,12 +40,20 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import asdict, replace
 from typing import Any
 
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.commands.solver_options import add_solver_arguments, solver_name
 from pvf.errors import PvfError, say_on_stderr
-from pvf.experiments.figures import FIG3_ARCHITECTURES, FIG4_ARCHITECTURES
+from pvf.experiments.figures import (
+    FIG3_ARCHITECTURES,
+    FIG4_ARCHITECTURES,
+    PROTOCOLS,
+    QUALITY_ARCHITECTURES,
+    RECIPE_PBS,
+    SELECTIONS,
+)
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_future_dir
@@ -55,17 +69,19 @@ FIGURES = {
         "figure 4 beyond the public tree: particle data, a particle net, the particle-trunk sweep",
         "particle",
     ),
+    "quality": ("value functions by the training recipe or the paper's protocol, judged in the trunk", "paper"),
 }
-# The figure each figure-specific option belongs to, and its type; the other figures accept it (older scripts) and
+# The figures each figure-specific option belongs to, and its type; the other figures accept it (older scripts) and
 # ignore it.
-OWN_FIGURE: dict[str, tuple[str, type]] = {
-    "eval_every": ("fig3", int),
-    "fractions": ("fig4", str),
-    "draws": ("particles", str),
-    "particle_trunks": ("particles", int),
-    "particle_steps": ("particles", int),
-    "save_policy": ("particles", bool),
+OWN_FIGURE: dict[str, tuple[tuple[str, ...], type]] = {
+    "eval_every": (("fig3", "quality"), int),
+    "fractions": (("fig4",), str),
+    "draws": (("particles",), str),
+    "particle_trunks": (("particles",), int),
+    "particle_steps": (("particles",), int),
+    "save_policy": (("particles",), bool),
 }
+ARCHITECTURE_DEFAULTS = {"fig3": FIG3_ARCHITECTURES, "fig4": FIG4_ARCHITECTURES, "quality": QUALITY_ARCHITECTURES}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -80,6 +96,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "fig3": _fig3_options,
         "fig4": _fig4_options,
         "particles": _particle_options,
+        "quality": _quality_options,
     }
     for figure, add_options in adders.items():
         what, kind = FIGURES[figure]
@@ -88,7 +105,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         add_options(f)
         _common_options(f, figure)
         for name, (own, kind) in OWN_FIGURE.items():  # accepted for older scripts, not listed
-            if own != figure:
+            if figure not in own and figure != "quality":
                 flag = f"--{name.replace('_', '-')}"
                 if kind is bool:
                     f.add_argument(flag, dest=name, action="store_true", help=argparse.SUPPRESS)
@@ -103,16 +120,26 @@ def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
         default=",".join(reproducible("paper")),
         help=f"comma-separated, from {games_help('paper')}; default all",
     )
-    default = ",".join(FIG3_ARCHITECTURES if figure == "fig3" else FIG4_ARCHITECTURES)
-    choices = ARCHITECTURES if figure == "fig3" else particle_architectures()
+    default = ",".join(ARCHITECTURE_DEFAULTS[figure])
+    choices = particle_architectures() if figure == "fig4" else ARCHITECTURES
     listed = "; ".join(f"{name}: {ARCHITECTURES.help(name)}" for name in choices)
     p.add_argument(
         "--architectures", help=f"comma-separated value-function architectures (default {default}), from {listed}"
     )
 
 
-def _training_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
+def _training_options(p: argparse.ArgumentParser, defaults: str = "configs/train.yaml's") -> None:
+    """Data and training options; `defaults`: where --target and --lr-schedule default to."""
+    if defaults == "configs/train.yaml's":
+        p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
+    else:
+        recipe = " and ".join(f"{pbs:,} {game} PBSs" for game, pbs in RECIPE_PBS.items())
+        p.add_argument(
+            "--trunks",
+            type=int,
+            default=None,
+            help=f"random trunk strategies per dataset (default: the recipe's, at least {recipe}; paper 1000)",
+        )
     add_solver_arguments(p, with_options=False, purpose="the targets' solver (data files get -<solver> but for cfr+)")
     # these options default to configs/train.yaml's values, read when a run is configured (not here: the
     # parser is built for every pvf command)
@@ -121,7 +148,7 @@ def _training_options(p: argparse.ArgumentParser) -> None:
         choices=("average", "current", "best_response"),
         default=None,
         help="train on CFR+'s average profile, its last iterate or best responses (guarded where a belief is zero) "
-        "(checkpoints get -<target> but for average; default: configs/train.yaml's)",
+        f"(checkpoints get -<target> but for average; default: {defaults})",
     )
     p.add_argument("--max-steps", type=int, default=None, help="training steps (default: configs/train.yaml's)")
     p.add_argument(
@@ -135,7 +162,7 @@ def _training_options(p: argparse.ArgumentParser) -> None:
         "--lr-schedule",
         choices=("constant", "cosine"),
         default=None,
-        help="Adam's learning rate: constant (the authors') or cosine-annealed to 0 (default: configs/train.yaml's)",
+        help=f"Adam's learning rate: constant (the authors') or cosine-annealed to 0 (default: {defaults})",
     )
     p.add_argument(
         "--separate-runs",
@@ -172,6 +199,33 @@ def _fig4_options(p: argparse.ArgumentParser) -> None:
         "--fractions",
         default="1.0,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1",
         help="shares of the equilibrium's support histories kept (default 1.0,0.9,...,0.1)",
+    )
+
+
+def _quality_options(p: argparse.ArgumentParser) -> None:
+    _paper_games_option(p, "quality")
+    p.add_argument(
+        "--protocol",
+        choices=tuple(PROTOCOLS),
+        default="recipe",
+        help="recipe (default): best-response targets, one large file per game, cosine schedule, the checkpoint "
+        "of lowest validation loss; paper: average targets, 1,000 trunks per seed, constant rate, the last "
+        "checkpoint. The options below change one lever of either",
+    )
+    _training_options(p, defaults="the protocol's")
+    p.add_argument(
+        "--select",
+        choices=SELECTIONS,
+        help="the checkpoint judged: last, or val_loss (the lowest validation loss, validated at every "
+        "measurement; kept as a -chosen checkpoint) (default: the protocol's)",
+    )
+    p.add_argument(
+        "--data",
+        choices=("shared", "per-seed"),
+        help="one dataset for all seeds (the first seed's) or one per seed (default: the protocol's)",
+    )
+    p.add_argument(
+        "--eval-every", type=int, default=1024, help="steps between trunk-exploitability measurements (default 1024)"
     )
 
 
@@ -226,13 +280,30 @@ def run(args: argparse.Namespace) -> int:
 
     from pvf.experiments.fig3 import reproduce_fig3
     from pvf.experiments.fig4 import reproduce_fig4
+    from pvf.experiments.quality import reproduce_quality
     from pvf.experiments.reproduce import ReproduceConfig
 
     options, notes = config_options(args)
+    protocol = options.pop("protocol", None)
     config = ReproduceConfig(**options, out=check_future_dir(args.out, "--out"), progress=progress_wanted(args))
     for note in notes:  # only once every option is known good: an error stays one line
         say_on_stderr(note)
     torch.set_num_threads(args.threads)
+    if args.figure == "quality":
+        summary = reproduce_quality(config, protocol)
+        if args.json:
+            print(json.dumps({"figure": "quality", "convention": "NashConv", "protocol": asdict(protocol), **summary}))
+            return 0
+        for game, result in summary.items():
+            print(f"quality {game} ({protocol.name}): {result['csv']}, {result['png']}")
+            for arch in config.architectures:
+                r = result[arch]
+                print(
+                    f"  {arch:<10} chosen (mean step {r['chosen_step_mean']:.0f}): {r['chosen_mean']:.5f} "
+                    f"± {r['chosen_std']:.5f}; last {r['last_mean']:.5f} ± {r['last_std']:.5f} "
+                    f"(NashConv, {r['seeds']} seeds)"
+                )
+        return 0
     summary = reproduce_fig3(config) if args.figure == "fig3" else reproduce_fig4(config)
     figure = "fig4" if args.figure == "particles" else args.figure  # both write fig4-<game> files
     if args.json:
@@ -300,9 +371,13 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         else []
     )
     notes += [
-        f"pvf reproduce {figure}: --{name.replace('_', '-')} applies to `pvf reproduce {own}` only; ignored"
+        f"pvf reproduce {figure}: --{name.replace('_', '-')} applies to `pvf reproduce {' and '.join(own)}` only; "
+        "ignored"
         for name, (own, _) in OWN_FIGURE.items()
-        if own != figure and getattr(args, name) not in (None, False) and not (moved and own == "particles")
+        if figure not in own
+        and figure != "quality"
+        and getattr(args, name) not in (None, False)
+        and not (moved and "particles" in own)
     ]
     given = [
         n
@@ -337,8 +412,34 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
     if figure == "particles" or moved:
         options.update(_particle_config(args))
     if figure != "particles":
-        options.update(_training_config(args, FIG3_ARCHITECTURES if figure == "fig3" else FIG4_ARCHITECTURES))
+        options.update(_training_config(args, ARCHITECTURE_DEFAULTS[figure]))
+    if figure == "quality":
+        options.update(_quality_config(args, options))
     return options, notes
+
+
+def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
+    """quality: the protocol with the levers given on the command line, and the config fields it sets."""
+    if args.target == "current":
+        raise PvfError("quality trains on average or best_response targets; --target current is fig3's")
+    protocol = PROTOCOLS[args.protocol]
+    overrides = {
+        "target": args.target,
+        "lr_schedule": args.lr_schedule,
+        "select": args.select,
+        "shared_data": None if args.data is None else args.data == "shared",
+        "trunks": args.trunks,
+    }
+    protocol = replace(protocol, **{k: v for k, v in overrides.items() if v is not None})
+    if protocol.select == "val_loss" and args.separate_runs:
+        raise PvfError("--select val_loss needs ensembles (it validates at every measurement); drop --separate-runs")
+    return {
+        "protocol": protocol,
+        "target": protocol.target,
+        "lr_schedule": protocol.lr_schedule,
+        "select": protocol.select,
+        "trunks": protocol.trunks or options.get("trunks") or 1000,
+    }
 
 
 def _training_config(args: argparse.Namespace, default_architectures: tuple[str, ...]) -> dict[str, Any]:
@@ -361,16 +462,16 @@ def _training_config(args: argparse.Namespace, default_architectures: tuple[str,
         )
     require_positive(
         args,
-        "trunks",
+        *(["trunks"] if args.trunks is not None else []),
         "jobs",
         *(["max_steps"] if args.max_steps is not None else []),
-        *(["eval_every"] if figure == "fig3" else []),
+        *(["eval_every"] if figure in ("fig3", "quality") else []),
     )
     if args.group_size is not None and args.group_size < 1:
         raise PvfError(f"--group-size must be positive, got {args.group_size}")
     options = {
         "architectures": architectures,
-        "trunks": args.trunks,
+        **({} if args.trunks is None else {"trunks": args.trunks}),
         "solver": solver_name(args),
         "jobs": args.jobs,
         **{k: getattr(args, k) for k in ("target", "max_steps", "lr_schedule") if getattr(args, k) is not None},
@@ -378,7 +479,7 @@ def _training_config(args: argparse.Namespace, default_architectures: tuple[str,
         "cuda_graph": args.cuda_graph,
         "group_size": args.group_size,
     }
-    if figure == "fig3":
+    if figure in ("fig3", "quality"):
         options["eval_every"] = args.eval_every
     else:
         try:

@@ -1,8 +1,8 @@
 """The paper's figures 3 and 4 as PNG files (matplotlib, no display needed).
 
-- `plot_training`: trunk exploitability and training MSE against training
-  steps, one line per architecture (mean over seeds, a band of ±1 standard
-  deviation), log scale.
+- `plot_training`: trunk exploitability and training (or validation) MSE
+  against training steps, one line per architecture (mean over seeds, a
+  band of ±1 standard deviation), log scale; chosen checkpoints as dots.
 - `plot_sparse`: trunk exploitability against the share of support
   histories kept, mean with standard-deviation bars, and the uniform
   strategy's reference line.
@@ -24,19 +24,25 @@ from matplotlib.figure import Figure
 NASHCONV_LABEL = "trunk exploitability (NashConv)"
 
 
-def plot_training(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> None:
-    """rows: dicts with architecture, seed, step, train_loss, trunk_exploitability."""
+def plot_training(rows: Sequence[dict[str, Any]], path: str | Path, title: str, loss_key: str = "train_loss") -> None:
+    """rows: dicts with architecture, seed, step, trunk_exploitability and `loss_key` ("train_loss" or "val_loss");
+    rows with `chosen` 1 (`pvf.experiments.quality`) are marked as dots."""
     fig = Figure(figsize=(11, 4))
     ax_expl, ax_loss = fig.subplots(1, 2)
-    for arch in sorted({r["architecture"] for r in rows}):
+    for i, arch in enumerate(sorted({r["architecture"] for r in rows})):
         mine = [r for r in rows if r["architecture"] == arch]
         steps = np.array(sorted({r["step"] for r in mine}))
-        for ax, key in ((ax_expl, "trunk_exploitability"), (ax_loss, "train_loss")):
+        for ax, key in ((ax_expl, "trunk_exploitability"), (ax_loss, loss_key)):
             mean, std = _per_step(mine, steps, key)
-            ax.plot(steps, mean, label=arch)
-            ax.fill_between(steps, np.maximum(mean - std, 1e-12), mean + std, alpha=0.25)
+            ax.plot(steps, mean, label=arch, color=f"C{i}")
+            ax.fill_between(steps, np.maximum(mean - std, 1e-12), mean + std, alpha=0.25, color=f"C{i}")
+        chosen = [r for r in mine if r.get("chosen")]
+        if chosen:
+            ax_expl.plot(
+                [r["step"] for r in chosen], [r["trunk_exploitability"] for r in chosen], ".", color=f"C{i}", ms=5
+            )
     ax_expl.set_ylabel(NASHCONV_LABEL)
-    ax_loss.set_ylabel("training MSE")
+    ax_loss.set_ylabel("validation MSE" if loss_key == "val_loss" else "training MSE")
     for ax in (ax_expl, ax_loss):
         ax.set_xlabel("training step")
         ax.set_yscale("log")

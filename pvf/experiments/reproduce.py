@@ -96,6 +96,8 @@ class ReproduceConfig:
     save_policy: particle games also write fig4-<game>-policy.json.
     particle_model: the model config (configs/model/<name>.yaml) of the particle games' network;
         the paper's sizes (app. F) are "particle".
+    select: the checkpoint a run stands for: "last" (the paper's) or "val_loss" (the weights at the lowest
+        validation loss, validated at every measurement, kept as "-chosen" checkpoints; ensembles only).
     """
 
     out: Path
@@ -125,6 +127,7 @@ class ReproduceConfig:
     draws: tuple[int, ...] | None = None
     save_policy: bool = False
     particle_model: str = "particle-fixed-width"
+    select: str = "last"
 
 
 def training_options(architecture: str, model: str | None = None) -> dict[str, Any]:
@@ -137,11 +140,14 @@ def training_options(architecture: str, model: str | None = None) -> dict[str, A
     return {**network.arguments, "lr": defaults.lr, "val_fraction": defaults.val_fraction}
 
 
-def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> dict[str, PublicTree]:
+def check_datasets(
+    config: ReproduceConfig, depths: dict[str, int], trees: dict[str, PublicTree] | None = None
+) -> dict[str, PublicTree]:
     """PvfError, before any data is made, for datasets that cannot be made or cannot fill a batch.
 
     depths: game -> the move its data is at. Each trunk strategy gives one PBS per public state at
     that move; `validation_trunk_count` of them are held out for validation, as training splits them.
+    trees: the games' public trees where already built.
     Returns the games' public trees (built for the check; the figure reuses them).
     """
     check_backend(config.workers, "local")
@@ -152,10 +158,11 @@ def check_datasets(config: ReproduceConfig, depths: dict[str, int]) -> dict[str,
             f"--trunks {config.trunks} leaves no trunk strategy to train on once {held_out} are held out "
             f"for validation ({val_fraction:g} of them); use more --trunks"
         )
-    trees = {}
+    trees = dict(trees or {})
     for game, depth in depths.items():
         dataset_spec(config, game, depth, min(config.seeds))  # its own checks (sizes an HDF5 file can hold, ...)
-        trees[game] = build_public_tree(GAMES[game])
+        if game not in trees:
+            trees[game] = build_public_tree(GAMES[game])
         rows = (config.trunks - held_out) * len(trees[game].public_states_at_depth(depth))
         if config.batch_size > rows and not config.separate_runs:  # an ensemble member takes whole batches
             raise PvfError(
@@ -195,31 +202,47 @@ def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) ->
     return path
 
 
-def _checkpoint(config: ReproduceConfig, data: Path, arch: str, suffix: str = "") -> Path:
-    """Where the run of `arch` on `data` with the config's training options keeps its checkpoint."""
+def _checkpoint(config: ReproduceConfig, data: Path, arch: str, seed: int, suffix: str = "") -> Path:
+    """Where the run of `arch` on `data` with `seed` and the config's training options keeps its checkpoint.
+
+    A per-seed file names its seed ("...-seed3.h5"); members trained on one shared file get "-train<seed>".
+    """
     stem = f"{data.stem}-{arch}-steps{config.max_steps}-b{config.batch_size}"
     if config.target != "average":
         stem += f"-{config.target}"
     if config.lr_schedule != "constant":
         stem += f"-{config.lr_schedule}"
+    if not data.stem.endswith(f"-seed{seed}"):
+        stem += f"-train{seed}"
     checkpoint = config.out / "checkpoints" / f"{stem}{suffix}.ckpt"
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     return checkpoint
 
 
-def _measured_every(history: list[dict[str, Any]], eval_every: int, max_steps: int) -> bool:
-    """Whether a finished run's history has a trunk measurement at every multiple of `eval_every` up to `max_steps`.
+def chosen_checkpoint(checkpoint: Path) -> Path:
+    """Where `select="val_loss"` keeps the weights of `checkpoint`'s run at its lowest validation loss."""
+    return checkpoint.with_name(f"{checkpoint.stem}-chosen.ckpt")
+
+
+def _measured_every(history: list[dict[str, Any]], eval_every: int, max_steps: int, validated: bool = False) -> bool:
+    """Whether a finished run's history has a trunk measurement at every multiple of `eval_every` up to `max_steps`
+    (and, if `validated`, a validation loss there too).
 
     A finished network is reused only then: a run measured every 1,024 steps cannot stand in for one asked
     every 64 (it is retrained; training does not depend on the interval, so the network is the same).
     """
-    measured = {int(row["step"]) for row in history if row.get("trunk_exploitability") not in (None, "")}
+    measured = {
+        int(row["step"])
+        for row in history
+        if row.get("trunk_exploitability") not in (None, "")
+        and (not validated or math.isfinite(float(row.get("val_loss", math.nan))))
+    }
     return set(range(eval_every, max_steps + 1, eval_every)) <= measured
 
 
 def _trained(config: ReproduceConfig, data: Path, arch: str, seed: int, eval_every: int) -> TrainingRun:
     """Train `arch` on `data`, or reuse the checkpoint and history of an identical finished run."""
-    checkpoint = _checkpoint(config, data, arch)
+    checkpoint = _checkpoint(config, data, arch, seed)
     history_path = checkpoint.with_suffix(".csv")
     with output_lock(checkpoint):  # a concurrent `pvf reproduce` on the same --out is refused, not run twice
         if checkpoint.exists() and history_path.exists():
@@ -255,14 +278,17 @@ def _trained_ensemble(
     """
     data, arch, eval_every = [r[0] for r in runs], runs[0][1], runs[0][3]
     seeds = [r[2] for r in runs]
-    checkpoints = [_checkpoint(config, d, arch, "-ens") for d in data]
+    checkpoints = [_checkpoint(config, d, arch, seed, "-ens") for d, seed in zip(data, seeds)]
     histories = [c.with_suffix(".csv") for c in checkpoints]
+    validated = config.select == "val_loss"
+    chosen = [chosen_checkpoint(c) for c in checkpoints] if validated else None
     with contextlib.ExitStack() as locks:
         for checkpoint in checkpoints:  # one writer per member, whatever ensemble another process put it in
             locks.enter_context(output_lock(checkpoint))
-        if all(c.exists() and h.exists() for c, h in zip(checkpoints, histories)):
+        kept = checkpoints + (chosen or [])
+        if all(c.exists() for c in kept) and all(h.exists() for h in histories):
             finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
-            if all(_measured_every(run.history, eval_every, config.max_steps) for run in finished):
+            if all(_measured_every(run.history, eval_every, config.max_steps, validated) for run in finished):
                 return finished
         state = ensemble_state_path(config, runs)
         trained = train_ensemble(
@@ -282,6 +308,7 @@ def _trained_ensemble(
             progress=config.progress,
             position=position,
             lr_schedule=config.lr_schedule,
+            chosen=chosen,
             **training_options(arch),
         )
         for run, history in zip(trained, histories):
@@ -299,9 +326,16 @@ def _device(config: ReproduceConfig) -> str:
 
 def ensemble_state_path(config: ReproduceConfig, runs: Sequence[tuple[Path, str, int, int]]) -> Path:
     """The saved training state of the ensemble of `runs` (its seeds and measurement interval in the name)."""
-    first = _checkpoint(config, runs[0][0], runs[0][1], "-ens")
-    seeds = "seeds" + "-".join(str(r[2]) for r in runs)
-    return first.with_name(first.stem.replace(f"seed{runs[0][2]}", seeds) + f"-e{runs[0][3]}.state.pt")
+    data, arch, seed, every = runs[0]
+    first = _checkpoint(config, data, arch, seed, "-ens")
+    seeds = "-".join(str(r[2]) for r in runs)
+    if data.stem.endswith(f"-seed{seed}"):  # per-seed files
+        stem = first.stem.replace(f"seed{seed}", f"seeds{seeds}")
+    else:  # one shared file
+        head, _, tail = first.stem.rpartition(f"-train{seed}")
+        stem = f"{head}-train{seeds}{tail}"
+    validated = "-v" if config.select == "val_loss" else ""
+    return first.with_name(f"{stem}-e{every}{validated}.state.pt")
 
 
 def split_ensembles(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> list[list[int]]:

@@ -42,6 +42,7 @@ members take each training step together:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -311,18 +312,25 @@ class EnsembleTrainer:
     def save_members(self, paths: Sequence[str | Path]) -> None:
         """Member k as a `pvf train` checkpoint at `paths[k]` (float32, CPU)."""
         for s, path in enumerate(paths):
-            module = self.modules[s]
-            self.nets.member(s, module.net)
-            module.net.to(device="cpu", dtype=torch.float32)
-            checkpoint = {
-                "epoch": 0,
-                "global_step": self.step_count,
-                "pytorch-lightning_version": pl.__version__,
-                "state_dict": {k: v.detach().clone() for k, v in module.state_dict().items()},
-                "hyper_parameters": dict(module.hparams),
-                "pvf": value_function_meta(module.architecture.name, module.net, module.layout),
-            }
-            torch.save(checkpoint, str(path))
+            self.save_member(s, path)
+
+    def save_member(self, s: int, path: str | Path) -> None:
+        """Member s's current weights as a `pvf train` checkpoint at `path` (float32, CPU; written beside it, then
+        renamed, so that an interrupted save leaves the previous file)."""
+        module = self.modules[s]
+        self.nets.member(s, module.net)
+        module.net.to(device="cpu", dtype=torch.float32)
+        checkpoint = {
+            "epoch": 0,
+            "global_step": self.step_count,
+            "pytorch-lightning_version": pl.__version__,
+            "state_dict": {k: v.detach().clone() for k, v in module.state_dict().items()},
+            "hyper_parameters": dict(module.hparams),
+            "pvf": value_function_meta(module.architecture.name, module.net, module.layout),
+        }
+        tmp = Path(f"{path}.tmp")
+        torch.save(checkpoint, str(tmp))
+        os.replace(tmp, path)
 
     def state_dict(self) -> dict[str, Any]:
         """The whole training state: weights, Adam, schedule, samplers, step, losses."""

@@ -13,8 +13,11 @@ for `pvf reproduce`; member k is the run with `seeds[k]` on `data[k]`:
      exploitabilities computed (`ensemble_trunk_exploitability`); each member
      gets a row like `TrunkExploitabilityCallback`'s: step, epoch, its mean
      training loss since the previous row, its latest validation loss
-     (computed once per epoch of its data, as Lightning validates), and both
-     exploitability figures.
+     (computed once per epoch of its data, as Lightning validates; with
+     `chosen`, at every measurement), and both exploitability figures.
+     With `chosen`, member k's weights go to `chosen[k]` whenever its
+     validation loss is the lowest so far (checkpoint selection by held-out
+     loss; the earliest of equal losses).
   3. After a block, at most every `save_every_s` seconds (and at the end),
      the whole training state and the rows so far go to `state` (written to
      a temporary file, then renamed); a rerun with the same arguments
@@ -49,6 +52,7 @@ from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.trainers.member_groups import BLOCK_STEPS, MemberGroups
 from pvf.trainers.preloaded import to_device
 from pvf.trainers.training import TrainingRun
+from pvf.valuefn.architecture import Batch
 from pvf.valuefn.ensemble_evaluator import ensemble_trunk_exploitability
 from pvf.valuefn.evaluator import check_features
 
@@ -74,6 +78,7 @@ def train_ensemble(
     progress: bool = False,
     position: int = 0,
     block_steps: int = BLOCK_STEPS,
+    chosen: Sequence[str | Path] | None = None,
     **model_args: Any,
 ) -> list[TrainingRun]:
     """Train member k on `data[k]` with `seeds[k]`, save it to `checkpoints[k]`; one `TrainingRun` each.
@@ -86,6 +91,7 @@ def train_ensemble(
     group_size: members trained together (`MemberGroups`; None: `auto_group_size`).
     progress: a step bar on stderr; position: its line (one per ensemble trained at once).
     block_steps: steps between two chances to save the state (`MemberGroups.fit`).
+    chosen: where member k's weights at its lowest validation loss go (validated at every measurement).
     model_args: lr, lr_schedule and the architecture's hyper-parameters (e.g. num_layers).
     """
     trainer = MemberGroups.from_files(
@@ -108,6 +114,7 @@ def train_ensemble(
     check_features(features, layout)
     lp = TrunkExploitabilityLP(trunk)
     validation = [_validation_set(path, seed, target, val_fraction) for path, seed in zip(data, seeds)]
+    encoded: dict[int, list[Batch]] = {}  # member -> its validation chunks, encoded once
     histories: list[list[dict[str, Any]]] = [[] for _ in seeds]
     val_loss = [math.nan] * len(seeds)
     val_epoch = [0] * len(seeds)  # Lightning first validates at the end of epoch 0
@@ -142,8 +149,13 @@ def train_ensemble(
         window = tr.loss_window(max(logged, 0), step).double().cpu()  # one host sync per measurement
         for k, result in enumerate(results):
             epoch = step * batch_size // len(tr.data[k].rows)
-            if epoch > val_epoch[k]:  # Lightning validates once per epoch
-                val_loss[k], val_epoch[k] = _validation_loss(tr, k, validation[k]), epoch
+            if chosen is not None:
+                best = min((r["val_loss"] for r in histories[k]), default=math.inf)
+                val_loss[k], val_epoch[k] = _validation_loss(tr, k, validation[k], encoded), epoch
+                if val_loss[k] < best:
+                    tr.save_member(k, chosen[k])
+            elif epoch > val_epoch[k]:  # Lightning validates once per epoch
+                val_loss[k], val_epoch[k] = _validation_loss(tr, k, validation[k], encoded), epoch
             histories[k].append(
                 {
                     "step": step,
@@ -185,13 +197,20 @@ def _validation_set(path: str | Path, seed: int, target: str, val_fraction: floa
 
 
 @torch.no_grad()
-def _validation_loss(trainer: MemberGroups, k: int, dataset: PbsTorchDataset) -> float:
-    """Member k's MSE over the real infostates of its whole validation set."""
+def _validation_loss(trainer: MemberGroups, k: int, dataset: PbsTorchDataset, encoded: dict[int, list[Batch]]) -> float:
+    """Member k's MSE over the real infostates of its whole validation set.
+
+    encoded: member -> its validation set's encoded chunks, filled on first use (encoded once, not per measurement).
+    """
+    if k not in encoded:
+        chunks = [
+            list(range(a, min(a + VALIDATION_CHUNK, len(dataset)))) for a in range(0, len(dataset), VALIDATION_CHUNK)
+        ]
+        encoded[k] = [trainer.encode(dataset.__getitems__(rows)) for rows in chunks]
     net = trainer.member_net(k).to(trainer.device)
     total, count = 0.0, 0
-    for start in range(0, len(dataset), VALIDATION_CHUNK):
-        rows = dataset.__getitems__(list(range(start, min(start + VALIDATION_CHUNK, len(dataset)))))
-        batch = to_device(trainer.encode(rows), trainer.device, trainer.dtype)
+    for chunk in encoded[k]:
+        batch = to_device(chunk, trainer.device, trainer.dtype)
         values, targets, mask = trainer.architecture.predict(net, batch)
         total += float(torch.where(mask, (values - targets) ** 2, 0.0).sum())
         count += int(mask.sum())

@@ -192,6 +192,11 @@ class MemberGroups:
         for group, (a, b) in zip(self.groups, self.bounds):
             group.save_members(paths[a:b])
 
+    def save_member(self, k: int, path: str | Path) -> None:
+        """Member k's current weights as a `pvf train` checkpoint at `path`."""
+        group, index = self._where[k]
+        group.save_member(index, path)
+
     def state_dict(self) -> dict[str, Any]:
         """The groups' states merged into one S-member `EnsembleTrainer.state_dict` (all groups at one step)."""
         states = [g.state_dict() for g in self.groups]

@@ -1,0 +1,101 @@
+"""`pvf reproduce quality` at toy scale: the recipe's chosen checkpoint is the one of lowest held-out loss, its
+file holds exactly those weights (re-evaluated independently, they give the CSV's row), and the paper's protocol
+judges the last checkpoint."""
+
+import csv
+import dataclasses
+import math
+
+import pytest
+
+from pvf.errors import PvfError
+from pvf.experiments.figures import PROTOCOLS
+from pvf.experiments.quality import mark_chosen, reproduce_quality
+from pvf.experiments.reproduce import ReproduceConfig, chosen_checkpoint
+from pvf.experiments.trunk_report import evaluate_network
+from pvf.valuefn.network import load_value_function
+
+
+def _config(tmp_path, protocol, **changes):
+    fields = dict(
+        out=tmp_path,
+        games=("leduc",),
+        architectures=("positional",),
+        seeds=(0, 1),
+        trunks=20,
+        cfr_iterations=5,
+        max_steps=60,
+        eval_every=20,
+        batch_size=16,
+        iterations=5,
+        target=protocol.target,
+        lr_schedule=protocol.lr_schedule,
+        select=protocol.select,
+    )
+    return ReproduceConfig(**{**fields, **changes})
+
+
+def _rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_recipe_keeps_the_checkpoint_of_lowest_validation_loss(tmp_path):
+    protocol = dataclasses.replace(PROTOCOLS["recipe"], trunks=20)
+    summary = reproduce_quality(_config(tmp_path, protocol), protocol)["leduc"]
+    rows = _rows(summary["csv"])
+    assert list(rows[0])[:6] == ["game", "architecture", "seed", "step", "trunk_exploitability", "chosen"]
+    assert {r["target"] for r in rows} == {"best_response"}
+    assert len(list((tmp_path / "data").glob("*.h5"))) == 1  # both seeds train on one shared file
+    for seed in ("0", "1"):
+        mine = [r for r in rows if r["seed"] == seed]
+        assert [int(r["step"]) for r in mine] == [0, 20, 40, 60]
+        assert all(math.isfinite(float(r["val_loss"])) for r in mine)  # validated at every measurement
+        chosen = [r for r in mine if r["chosen"] == "1"]
+        assert len(chosen) == 1
+        assert float(chosen[0]["val_loss"]) == min(float(r["val_loss"]) for r in mine)
+    # the chosen file holds the weights of that row: an independent solve of the trunk with it gives its figure
+    checkpoints = sorted((tmp_path / "checkpoints").glob("*-ens.ckpt"))
+    assert len(checkpoints) == 2
+    for checkpoint in checkpoints:
+        seed = "1" if "-train1-" in checkpoint.name else "0"
+        row = next(r for r in rows if r["seed"] == seed and r["chosen"] == "1")
+        report = evaluate_network(load_value_function(chosen_checkpoint(checkpoint)), iterations=5, oracle=False)
+        assert report.network.exploitability.exploitability == pytest.approx(
+            float(row["trunk_exploitability"]), rel=1e-6, abs=1e-9
+        )
+    assert summary["positional"]["seeds"] == 2
+    # a rerun reuses the finished networks
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*.ckpt")}
+    reproduce_quality(_config(tmp_path, protocol), protocol)
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*.ckpt")} == stamps
+
+
+def test_the_paper_protocol_judges_the_last_checkpoint_on_per_seed_files(tmp_path):
+    protocol = dataclasses.replace(PROTOCOLS["paper"], trunks=20)
+    rows = _rows(reproduce_quality(_config(tmp_path, protocol), protocol)["leduc"]["csv"])
+    assert {r["target"] for r in rows} == {"average"}
+    assert len(list((tmp_path / "data").glob("*.h5"))) == 2
+    assert [(r["seed"], r["step"]) for r in rows if r["chosen"] == "1"] == [("0", "60"), ("1", "60")]
+    assert not list((tmp_path / "checkpoints").glob("*-chosen.ckpt"))
+
+
+def test_the_mean_of_one_member_is_that_member(tmp_path):
+    """The mean-of-members figure (loaded checkpoints, one trunk solve) equals the member's own row (measured
+    while training, on the stacked ensemble)."""
+    protocol = dataclasses.replace(PROTOCOLS["paper"], trunks=20)
+    summary = reproduce_quality(_config(tmp_path, protocol, seeds=(3,), max_steps=20), protocol)["leduc"]
+    (mean,) = _rows(summary["mean_csv"])
+    (last,) = [r for r in _rows(summary["csv"]) if r["chosen"] == "1"]
+    assert mean["members"] == "1" and last["step"] == "20"
+    assert float(mean["trunk_exploitability"]) == pytest.approx(float(last["trunk_exploitability"]), rel=1e-6)
+
+
+def test_chosen_rows_and_refusals():
+    history = [{"step": 0, "val_loss": 0.3}, {"step": 10, "val_loss": 0.1}, {"step": 20, "val_loss": 0.1}]
+    assert [r["chosen"] for r in mark_chosen(history, "val_loss")] == [0, 1, 0]  # the earliest of equal losses
+    assert [r["chosen"] for r in mark_chosen(history, "last")] == [0, 0, 1]
+    with pytest.raises(PvfError, match="no validation loss"):
+        mark_chosen([{"step": 0, "val_loss": math.nan}], "val_loss")
+    with pytest.raises(PvfError, match="quality trains Leduc and Goofspiel-5"):
+        reproduce_quality(ReproduceConfig(out="unused", games=("kuhn",)), PROTOCOLS["paper"])
