@@ -25,9 +25,9 @@ from pvf import interrupts
 from pvf.errors import PvfError, say_on_stderr
 
 # the commands that train or run networks: only they load torch (and flush denormals)
-NETWORK_COMMANDS = {"train", "evaluate", "reproduce", "experiment"}
+NETWORK_COMMANDS = {"train", "evaluate", "reproduce", "experiment", "play"}
 # name -> module under pvf.commands; each module has add_parser() and run()
-SUBCOMMANDS = ["solve", "describe", "generate", "inspect", "evaluate", "reproduce", "experiment"]
+SUBCOMMANDS = ["solve", "describe", "generate", "inspect", "evaluate", "reproduce", "experiment", "play"]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -30,8 +30,9 @@ ALLOWED = {
     "nets": set(),
     "valuefn": {"games", "solvers", "datasets", "nets"},
     "trainers": {"games", "solvers", "datasets", "nets", "valuefn"},
-    "experiments": {"games", "solvers", "datasets", "nets", "valuefn", "trainers"},
-    "commands": {"games", "solvers", "datasets", "nets", "valuefn", "trainers", "experiments"},
+    "agents": {"games", "solvers", "datasets", "nets", "valuefn"},
+    "experiments": {"games", "solvers", "datasets", "nets", "valuefn", "trainers", "agents"},
+    "commands": {"games", "solvers", "datasets", "nets", "valuefn", "trainers", "experiments", "agents"},
 }
 
 

@@ -1,0 +1,175 @@
+"""`pvf play`: the continual re-solving agent (pvf.agents), judged exactly or played against other bots.
+
+    pvf play exploitability --game G --agent SPEC [--save-policy F.json] [--json]
+    pvf play --game G --agent SPEC --opponent SPEC [--games N] [--json]
+
+`exploitability` walks every public state the agent can reach, records its
+strategy at every infostate it can face in either seat, and judges the
+assembled policy with OpenSpiel's `nash_conv` (pvf's exact best responses
+check it); beside it, the trunk exploitability of the agent's first solve
+(its trunk from the initial state, the same leaves and iterations). Without
+the verb the agent plays N games against the opponent, seats swapped every
+game, and the agent's mean return is printed with a 95% interval.
+
+SPEC (pvf.agents.spec): LEAVES | resolve[:KEY=VALUE,...] with LEAVES one of
+oracle, targets, zero or a checkpoint PATH.ckpt and KEY one of leaves,
+depth (the trunk leaves' move number; default a checkpoint's depth, else
+the game's fig. 3 depth), iterations (default 100), solver (default cfr+),
+gadget (on/off, default on: safe re-solving) and replan (horizon/every).
+E.g. `--agent oracle`, `--agent runs/x.ckpt`,
+`--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
+An opponent is a SPEC or one of OpenSpiel's bots: `random` (uniform) or
+`ismcts` (information-set MCTS, 1,000 simulations, random rollouts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+from pvf.commands import add_progress_argument, progress_wanted, require_positive
+from pvf.errors import PvfError
+
+OPENSPIEL_BOTS = ("random", "ismcts")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "play",
+        help="the continual re-solving agent: its exact exploitability, or matches against other bots",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "what", nargs="?", choices=("exploitability",), help="judge the agent exactly instead of playing matches"
+    )
+    p.add_argument("--game", required=True, help="OpenSpiel game string or alias (kuhn_poker, leduc, goofspiel5)")
+    p.add_argument("--agent", required=True, metavar="SPEC", help="the agent (see above)")
+    p.add_argument("--opponent", metavar="SPEC", help="matches: the opponent, a SPEC or random / ismcts")
+    p.add_argument("--games", type=int, default=100, help="matches: games, seats swapped every game (default 100)")
+    p.add_argument("--save-policy", metavar="F.json", help="exploitability: write the agent's assembled policy")
+    p.add_argument("--seed", type=int, default=0, help="the bots' sampling seed (default 0)")
+    add_progress_argument(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pvf.agents.spec import make_planner, parse_agent
+    from pvf.games.public_tree import build_public_tree
+    from pvf.outputs import check_output_file
+
+    spec = parse_agent(args.agent)
+    if args.what == "exploitability":
+        if args.opponent is not None:
+            raise PvfError("`pvf play exploitability` judges one agent; drop --opponent")
+        if args.save_policy is not None:
+            check_output_file(args.save_policy, "--save-policy")
+    else:
+        if args.opponent is None:
+            raise PvfError("matches need --opponent SPEC (or random, ismcts); or use `pvf play exploitability`")
+        if args.save_policy is not None:
+            raise PvfError("--save-policy belongs to `pvf play exploitability`")
+        require_positive(args, "games")
+    opponent = None if args.opponent is None or args.opponent in OPENSPIEL_BOTS else parse_agent(args.opponent)
+    tree = build_public_tree(args.game)
+    planner = make_planner(spec, tree)
+    if args.what == "exploitability":
+        out = _exploitability(tree, planner, spec.label, args)
+        if args.json:
+            print(json.dumps(out))
+        else:
+            print(
+                f"{out['game']} {out['agent']}: NashConv {out['nash_conv']:.5f} (OpenSpiel; pvf "
+                f"{out['pvf_nash_conv']:.5f}), first solve's trunk exploitability "
+                f"{out['first_solve_trunk_exploitability']:.5f}; {out['solves']} solves, {out['seconds']:.1f} s"
+            )
+        return 0
+    out = _matches(tree, planner, spec.label, opponent, args)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(
+            f"{out['game']} {out['agent']} vs {out['opponent']}: mean return {out['mean_return']:+.4f} "
+            f"± {out['ci95']:.4f} (95%, {out['games']} games, seats swapped)"
+        )
+    return 0
+
+
+def _exploitability(tree, planner, label: str, args: argparse.Namespace) -> dict:
+    import pyspiel
+
+    from pvf.agents.resolving import agent_policy
+    from pvf.outputs import disk_errors
+    from pvf.solvers.best_response import nash_conv
+    from pvf.solvers.sequence_form import build_sequence_game
+    from pvf.solvers.tabular import from_tabular, save_policy, to_openspiel
+    from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
+
+    start = time.perf_counter()
+    policy, solves = agent_policy(tree, planner)
+    seconds = time.perf_counter() - start
+    openspiel = float(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy)))
+    game = build_sequence_game(tree)
+    ours = float(nash_conv(game, from_tabular(game, policy, default_uniform=True))[0])
+    trunk = build_trunk(tree, planner.depth)
+    evaluator = planner.evaluator(trunk) if trunk.game.leaf_public_states.size else None
+    first = solve_and_evaluate(trunk, evaluator, planner.iterations, solver=planner.solver)
+    if args.save_policy:
+        with disk_errors(args.save_policy):
+            save_policy(policy, args.save_policy)
+    return {
+        "game": tree.game_string,
+        "agent": label,
+        "depth": planner.depth,
+        "nash_conv": openspiel,
+        "exploitability": openspiel / 2.0,
+        "pvf_nash_conv": ours,
+        "first_solve_trunk_exploitability": first.exploitability.exploitability,
+        "solves": solves,
+        "infostates": len(policy),
+        "seconds": seconds,
+        "seconds_per_solve": seconds / max(solves, 1),
+        "convention": "NashConv (OpenSpiel's exploitability is half)",
+    }
+
+
+def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> dict:
+    import numpy as np
+    import pyspiel
+    from tqdm import tqdm
+
+    from pvf.agents.bot import ResolvingBot
+    from pvf.agents.spec import make_planner
+
+    game = tree.loaded.sequential
+
+    def other(player: int):
+        if args.opponent == "random":
+            return pyspiel.make_uniform_random_bot(player, args.seed + 1)
+        if args.opponent == "ismcts":
+            evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
+            return pyspiel.ISMCTSBot(args.seed + 1, evaluator, 2.0, 1000)
+        return ResolvingBot(tree, make_planner(opponent, tree), player, args.seed + 1)
+
+    agents = [ResolvingBot(tree, planner, p, args.seed) for p in (0, 1)]
+    opponents = [other(p) for p in (0, 1)]
+    returns = []
+    for i in tqdm(range(args.games), desc="pvf play", unit="game", disable=not progress_wanted(args)):
+        seat = i % 2
+        bots = [agents[0], opponents[1]] if seat == 0 else [opponents[0], agents[1]]
+        result = pyspiel.evaluate_bots(game.new_initial_state(), bots, args.seed * 1_000_003 + i)
+        returns.append(float(result[seat]))
+    values = np.array(returns)
+    half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else math.inf
+    return {
+        "game": tree.game_string,
+        "agent": label,
+        "opponent": args.opponent,
+        "games": len(values),
+        "mean_return": float(values.mean()),
+        "ci95": float(half),
+        "returns_by_seat": [float(values[s::2].mean()) if len(values[s::2]) else None for s in (0, 1)],
+    }
