@@ -18,8 +18,10 @@ the game's fig. 3 depth), iterations (default 100), solver (default cfr+),
 gadget (on/off, default on: safe re-solving) and replan (horizon/every).
 E.g. `--agent oracle`, `--agent runs/x.ckpt`,
 `--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
-An opponent is a SPEC or one of OpenSpiel's bots: `random` (uniform) or
-`ismcts` (information-set MCTS, 1,000 simulations, random rollouts).
+An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform) or
+`ismcts` (information-set MCTS, 1,000 simulations, random rollouts), or
+`human`: you, at the terminal, shown what your player sees and asked for a
+move (the final returns are printed after each game).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import time
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.errors import PvfError
 
-OPENSPIEL_BOTS = ("random", "ismcts")
+OPENSPIEL_BOTS = ("random", "ismcts", "human")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game", required=True, help="OpenSpiel game string or alias (kuhn_poker, leduc, goofspiel5)")
     p.add_argument("--agent", required=True, metavar="SPEC", help="the agent (see above)")
-    p.add_argument("--opponent", metavar="SPEC", help="matches: the opponent, a SPEC or random / ismcts")
+    p.add_argument("--opponent", metavar="SPEC", help="matches: the opponent, a SPEC or random / ismcts / human")
     p.add_argument("--games", type=int, default=100, help="matches: games, seats swapped every game (default 100)")
     p.add_argument("--save-policy", metavar="F.json", help="exploitability: write the agent's assembled policy")
     p.add_argument("--seed", type=int, default=0, help="the bots' sampling seed (default 0)")
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             check_output_file(args.save_policy, "--save-policy")
     else:
         if args.opponent is None:
-            raise PvfError("matches need --opponent SPEC (or random, ismcts); or use `pvf play exploitability`")
+            raise PvfError("matches need --opponent SPEC (or random, ismcts, human); or use `pvf play exploitability`")
         if args.save_policy is not None:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
@@ -142,11 +144,14 @@ def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> d
     from tqdm import tqdm
 
     from pvf.agents.bot import ResolvingBot
+    from pvf.agents.human import HumanBot
     from pvf.agents.spec import make_planner
 
     game = tree.loaded.sequential
 
     def other(player: int):
+        if args.opponent == "human":
+            return HumanBot(player)
         if args.opponent == "random":
             return pyspiel.make_uniform_random_bot(player, args.seed + 1)
         if args.opponent == "ismcts":
@@ -162,6 +167,8 @@ def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> d
         bots = [agents[0], opponents[1]] if seat == 0 else [opponents[0], agents[1]]
         result = pyspiel.evaluate_bots(game.new_initial_state(), bots, args.seed * 1_000_003 + i)
         returns.append(float(result[seat]))
+        if args.opponent == "human":
+            print(f"Game {i + 1}: you {result[1 - seat]:+g}, the agent {result[seat]:+g}.")
     values = np.array(returns)
     half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else math.inf
     return {

@@ -1,0 +1,150 @@
+"""The re-solving agent's exact exploitability over leaf evaluators, depth limits and iterations (`pvf play`'s table).
+
+For each agent SPEC (pvf.agents.spec) of a game:
+  1. the agent's policy in both seats by one walk of the public tree per
+     seat (`pvf.agents.resolving.agent_policy`), judged by OpenSpiel's
+     `nash_conv`; the trunk exploitability of its first solve (its trunk
+     from the initial state, same leaves and iterations) beside it;
+  2. full-game CFR+ given the same wall-clock time as the agent's walk
+     (iterations = walk seconds / CFR+'s seconds per iteration, measured
+     here) and its NashConv: what the compute would buy without a value
+     function;
+  3. one CSV row per SPEC, appended as soon as it is measured, so that a
+     rerun skips the SPECs already in the CSV (resumable); then a PNG of
+     NashConv against seconds per solve, one marker per leaf evaluator.
+
+    python -m pvf.experiments.agent_table --game leduc --out docs/figures/agents/agents-leduc.csv \
+        [--agents "oracle;resolve:gadget=off;targets;zero;runs/x.ckpt"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyspiel
+from matplotlib.figure import Figure
+
+from pvf.agents.resolving import agent_policy
+from pvf.agents.spec import make_planner, parse_agent
+from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.results import write_csv
+from pvf.solvers.best_response import nash_conv
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.sequence_form import build_sequence_game
+from pvf.solvers.tabular import to_openspiel
+from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
+
+DEFAULT_AGENTS = (
+    "oracle",
+    "resolve:leaves=oracle,gadget=off",
+    "resolve:leaves=oracle,iterations=300",
+    "targets",
+    "zero",
+)
+
+
+def measure_agent(tree: PublicTree, text: str) -> dict[str, Any]:
+    """One row: the agent of SPEC `text` judged exactly, its first solve, and full-game CFR+ in the same time."""
+    spec = parse_agent(text)
+    planner = make_planner(spec, tree)
+    start = time.perf_counter()
+    policy, solves = agent_policy(tree, planner)
+    seconds = time.perf_counter() - start
+    trunk = build_trunk(tree, planner.depth)
+    evaluator = planner.evaluator(trunk) if trunk.game.leaf_public_states.size else None
+    first = solve_and_evaluate(trunk, evaluator, planner.iterations, solver=planner.solver)
+    cfr_iterations, cfr_nash_conv = cfr_in_time(tree, seconds)
+    return {
+        "game": tree.game_string,
+        "agent": text,
+        "spec": spec.label,
+        "leaves": Path(spec.leaves).name if spec.leaves.endswith(".ckpt") else spec.leaves,
+        "depth": planner.depth,
+        "iterations": planner.iterations,
+        "gadget": int(planner.gadget),
+        "nash_conv": float(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy))),
+        "first_solve_trunk_exploitability": first.exploitability.exploitability,
+        "solves": solves,
+        "seconds": seconds,
+        "seconds_per_solve": seconds / max(solves, 1),
+        "cfr_iterations_same_time": cfr_iterations,
+        "cfr_nash_conv_same_time": cfr_nash_conv,
+    }
+
+
+def cfr_in_time(tree: PublicTree, seconds: float) -> tuple[int, float]:
+    """Full-game CFR+ for about `seconds` (its time per iteration measured on 10 iterations): (iterations, NashConv)."""
+    game = build_sequence_game(tree)
+    start = time.perf_counter()
+    cfr_plus(game, 10)
+    per_iteration = (time.perf_counter() - start) / 10
+    iterations = max(1, round(seconds / per_iteration))
+    result = cfr_plus(game, iterations)
+    strategies = (result.average_strategy[0][0], result.average_strategy[1][0])
+    return iterations, float(nash_conv(game, strategies)[0])
+
+
+def plot_agents(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> None:
+    """NashConv against seconds per solve, one marker per row, labelled by its leaves (gadget off: hollow)."""
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.subplots()
+    leaves = sorted({r["leaves"] for r in rows})
+    for i, name in enumerate(leaves):
+        for r in (r for r in rows if r["leaves"] == name):
+            hollow = not int(r["gadget"])
+            ax.plot(
+                float(r["seconds_per_solve"]),
+                float(r["nash_conv"]),
+                "o",
+                color=f"C{i}",
+                mfc="none" if hollow else f"C{i}",
+                label=f"{name}{' (no gadget)' if hollow else ''}, {r['iterations']} it.",
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds per solve")
+    ax.set_ylabel("agent's NashConv (full game, both seats)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", required=True, help="OpenSpiel game string or alias")
+    parser.add_argument("--agents", default=";".join(DEFAULT_AGENTS), help="SPECs separated by ';'")
+    parser.add_argument("--out", required=True, help="CSV (appended, resumable); the PNG goes beside it")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    tree = build_public_tree(args.game)
+    rows: list[dict[str, Any]] = []
+    if out.exists():
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+    done = {r["agent"] for r in rows}
+    for text in (t.strip() for t in args.agents.split(";") if t.strip()):
+        if text in done:
+            continue
+        row = measure_agent(tree, text)
+        print(
+            f"{text}: NashConv {row['nash_conv']:.4f} (first solve {row['first_solve_trunk_exploitability']:.4f}; "
+            f"CFR+ in the same {row['seconds']:.1f} s: {row['cfr_nash_conv_same_time']:.4f}), "
+            f"{row['solves']} solves",
+            flush=True,
+        )
+        rows.append(row)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_csv(rows, out)
+    plot_agents(rows, out.with_suffix(".png"), f"{tree.game_string}: the re-solving agent's exploitability")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
