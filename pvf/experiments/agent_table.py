@@ -64,6 +64,7 @@ def measure_agent(tree: PublicTree, text: str) -> dict[str, Any]:
         "agent": text,
         "spec": spec.label,
         "leaves": Path(spec.leaves).name if spec.leaves.endswith(".ckpt") else spec.leaves,
+        "evaluator": evaluator_kind(spec.leaves),
         "depth": planner.depth,
         "iterations": planner.iterations,
         "gadget": int(planner.gadget),
@@ -75,6 +76,15 @@ def measure_agent(tree: PublicTree, text: str) -> dict[str, Any]:
         "cfr_iterations_same_time": cfr_iterations,
         "cfr_nash_conv_same_time": cfr_nash_conv,
     }
+
+
+def evaluator_kind(leaves: str) -> str:
+    """The leaf evaluator as the figure groups it: oracle, targets, zero, or "<architecture> net" for a checkpoint."""
+    if not leaves.endswith(".ckpt"):
+        return leaves
+    from pvf.valuefn.checkpoint import load_checkpoint
+
+    return f"{load_checkpoint(leaves)[1].architecture} net"
 
 
 def cfr_in_time(tree: PublicTree, seconds: float) -> tuple[int, float]:
@@ -90,28 +100,32 @@ def cfr_in_time(tree: PublicTree, seconds: float) -> tuple[int, float]:
 
 
 def plot_agents(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> None:
-    """NashConv against seconds per solve, one marker per row, labelled by its leaves (gadget off: hollow)."""
-    fig = Figure(figsize=(7, 4.5))
+    """NashConv against seconds per solve, one marker per row, a colour per leaf evaluator (gadget off: hollow;
+    more iterations per solve: larger)."""
+    fig = Figure(figsize=(7.5, 4.5))
     ax = fig.subplots()
-    leaves = sorted({r["leaves"] for r in rows})
-    for i, name in enumerate(leaves):
-        for r in (r for r in rows if r["leaves"] == name):
-            hollow = not int(r["gadget"])
-            ax.plot(
-                float(r["seconds_per_solve"]),
-                float(r["nash_conv"]),
-                "o",
-                color=f"C{i}",
-                mfc="none" if hollow else f"C{i}",
-                label=f"{name}{' (no gadget)' if hollow else ''}, {r['iterations']} it.",
-            )
+    kinds = sorted({r["evaluator"] for r in rows})
+    shown = set()
+    for r in rows:
+        i, hollow = kinds.index(r["evaluator"]), not int(r["gadget"])
+        label = f"{r['evaluator']}{' (no gadget)' if hollow else ''}"
+        ax.plot(
+            float(r["seconds_per_solve"]),
+            float(r["nash_conv"]),
+            "o",
+            color=f"C{i}",
+            mfc="none" if hollow else f"C{i}",
+            ms=5 + 3 * (int(r["iterations"]) > 100),
+            label=None if label in shown else label,
+        )
+        shown.add(label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("seconds per solve")
     ax.set_ylabel("agent's NashConv (full game, both seats)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(f"{title}\n(large markers: more than 100 iterations per solve)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
