@@ -18,8 +18,10 @@ the game's fig. 3 depth), iterations (default 100), solver (default cfr+),
 gadget (on/off, default on: safe re-solving) and replan (horizon/every).
 E.g. `--agent oracle`, `--agent runs/x.ckpt`,
 `--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
-An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform) or
-`ismcts` (information-set MCTS, 1,000 simulations, random rollouts), or
+An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
+`ismcts` (information-set MCTS, 1,000 simulations, random rollouts) or
+`mcts` (OpenSpiel's MCTSBot, the same budget: it searches the true state,
+so it sees the agent's private information, a cheating benchmark), or
 `human`: you, at the terminal, shown what your player sees and asked for a
 move (the final returns are printed after each game).
 """
@@ -34,7 +36,7 @@ import time
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.errors import PvfError
 
-OPENSPIEL_BOTS = ("random", "ismcts", "human")
+OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -49,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game", required=True, help="OpenSpiel game string or alias (kuhn_poker, leduc, goofspiel5)")
     p.add_argument("--agent", required=True, metavar="SPEC", help="the agent (see above)")
-    p.add_argument("--opponent", metavar="SPEC", help="matches: the opponent, a SPEC or random / ismcts / human")
+    p.add_argument("--opponent", metavar="SPEC", help="matches: the opponent, a SPEC or random / ismcts / mcts / human")
     p.add_argument("--games", type=int, default=100, help="matches: games, seats swapped every game (default 100)")
     p.add_argument("--save-policy", metavar="F.json", help="exploitability: write the agent's assembled policy")
     p.add_argument("--seed", type=int, default=0, help="the bots' sampling seed (default 0)")
@@ -71,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
             check_output_file(args.save_policy, "--save-policy")
     else:
         if args.opponent is None:
-            raise PvfError("matches need --opponent SPEC (or random, ismcts, human); or use `pvf play exploitability`")
+            raise PvfError(
+                "matches need --opponent SPEC (or random, ismcts, mcts, human); or use `pvf play exploitability`"
+            )
         if args.save_policy is not None:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
@@ -157,6 +161,9 @@ def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> d
         if args.opponent == "ismcts":
             evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
             return pyspiel.ISMCTSBot(args.seed + 1, evaluator, 2.0, 1000)
+        if args.opponent == "mcts":
+            evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
+            return pyspiel.MCTSBot(game, evaluator, 2.0, 1000, 1000, False, args.seed + 1, False)
         return ResolvingBot(tree, make_planner(opponent, tree), player, args.seed + 1)
 
     agents = [ResolvingBot(tree, planner, p, args.seed) for p in (0, 1)]

@@ -127,3 +127,28 @@ def test_the_command_prints_and_saves_the_judged_policy(tmp_path):
     assert report["pvf_nash_conv"] == pytest.approx(report["nash_conv"], abs=1e-9)
     refused = subprocess.run([*command, "--agent", "resolve:depth=3", "--opponent", "random"], capture_output=True)
     assert refused.returncode == 2 and b"drop --opponent" in refused.stderr
+
+
+def test_matches_agree_with_the_exact_expected_return_and_every_openspiel_bot_plays(kuhn):
+    """The match mean against the uniform bot lies within its 95% interval's reach of the return computed exactly
+    from the assembled policy (OpenSpiel's `expected_returns`, both seats); `ismcts` and `mcts` play too."""
+    command = [sys.executable, "-m", "pvf.cli", "play", "--game", "kuhn_poker", "--agent", "resolve:depth=3", "--json"]
+    report = json.loads(
+        subprocess.run([*command, "--opponent", "random", "--games", "2000"], capture_output=True, check=True).stdout
+    )
+    policy, _ = agent_policy(kuhn, make_planner(parse_agent("resolve:depth=3"), kuhn))
+    agent = to_openspiel(policy)
+    uniform = pyspiel.UniformRandomPolicy(kuhn.loaded.sequential)
+    root = kuhn.loaded.sequential.new_initial_state()
+    exact = [
+        pyspiel.expected_returns(root, [agent, uniform] if seat == 0 else [uniform, agent], -1, False)[seat]
+        for seat in (0, 1)
+    ]
+    expected = (exact[0] + exact[1]) / 2
+    assert expected > 0.1
+    assert abs(report["mean_return"] - expected) < 1.5 * report["ci95"]
+    for bot in ("ismcts", "mcts"):
+        played = json.loads(
+            subprocess.run([*command, "--opponent", bot, "--games", "4"], capture_output=True, check=True).stdout
+        )
+        assert played["games"] == 4 and played["opponent"] == bot
