@@ -1,5 +1,5 @@
-"""The re-solving agent as an OpenSpiel bot (`pyspiel.Bot`), so that `evaluate_bots` and OpenSpiel's other bots
-can play against it.
+"""The re-solving agents as OpenSpiel bots (`pyspiel.Bot`), so that `evaluate_bots` and OpenSpiel's other bots
+can play against them: `ResolvingBot` (exact ranges on the public tree) and `ParticleBot` (particle beliefs).
 
 At a state where its player acts the bot finds the state's history in the
 public tree (by its actions from the root), asks its `Resolver` for the
@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
+from pvf.agents.particle_agent import ParticleResolver
 from pvf.agents.resolving import Planner, Resolver
 from pvf.errors import PvfError
 from pvf.games.public_tree import PublicTree
@@ -66,3 +67,36 @@ class ResolvingBot(pyspiel.Bot):
             if history[0] < 0:
                 raise PvfError(f"state {state.history_str()!r} is not in the game the bot plays")
         return int(history[0])
+
+
+class ParticleBot(pyspiel.Bot):
+    """A `pyspiel.Bot` playing `player` by re-solving on particle beliefs (`pvf.agents.particle_agent`): its
+    strategy at a state is the `ParticleResolver`'s decision at its infostate, read from the state's history
+    (its public observations and the player's own actions only), and its action is drawn by its own generator."""
+
+    def __init__(self, resolver: ParticleResolver, seed: int = 0):
+        pyspiel.Bot.__init__(self)
+        self.resolver = resolver
+        self.player = resolver.seat
+        self.rng = np.random.default_rng(seed)
+
+    def restart_at(self, state: pyspiel.State) -> None:
+        """Nothing to reset: decisions depend on the infostate only (and are kept across games)."""
+
+    def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
+        """Nothing to track: the bot reads its infostate from the history at its next decision."""
+
+    def provides_policy(self) -> bool:
+        return True
+
+    def step_with_policy(self, state: pyspiel.State) -> tuple[list[tuple[int, float]], int]:
+        """The strategy at the state's infostate [(action, probability)] and an action sampled from it."""
+        if state.current_player() != self.player:
+            raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
+        probs = self.resolver.decide(tuple(state.history())).strategy
+        actions = sorted(probs)
+        p = np.array([probs[a] for a in actions])
+        return [(a, probs[a]) for a in actions], int(self.rng.choice(actions, p=p / p.sum()))
+
+    def step(self, state: pyspiel.State) -> int:
+        return self.step_with_policy(state)[1]

@@ -1,9 +1,12 @@
 """Agent SPECs as `pvf play` reads them, and the planner each one builds.
 
-    SPEC   := LEAVES | resolve[:KEY=VALUE[,KEY=VALUE...]]
+    SPEC   := LEAVES | resolve[:KEY=VALUE[,KEY=VALUE...]] | particles[:PKEY=VALUE[,PKEY=VALUE...]]
     LEAVES := oracle | targets | zero | PATH.ckpt
     KEY    := leaves (LEAVES; default oracle) | depth (the trunk leaves' move number) | iterations (default 100)
               | solver (a `pvf.solvers.registry` name; default cfr+) | gadget (on, the default, or off)
+              | replan (horizon, the default, or every)
+    PKEY   := k (particle draws per sample, default 16) | leaves (oracle, zero or PATH.ckpt; default oracle)
+              | depth | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
               | replan (horizon, the default, or every)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
@@ -14,7 +17,10 @@ defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
 trained on them would return); `zero`, every leaf worth 0; a checkpoint, a
 trained network. The depth defaults to a checkpoint's training depth, else
 to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
-`depth=`.
+`depth=`. `particles:` is the agent on particle beliefs
+(`pvf.agents.particle_agent`: simultaneous-move games without chance, such
+as Goofspiel; no public tree needed), with the oracle, a constant or a
+particle / attention network at its leaves.
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pvf.agents.particle_agent import ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
+from pvf.games.engine import ENGINES
 from pvf.games.features import build_feature_tables
-from pvf.games.loading import canonical_game_string
+from pvf.games.loading import LoadedGame, canonical_game_string
 from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
@@ -33,7 +41,7 @@ from pvf.solvers.registry import SOLVERS, get_solver
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
-GRAMMAR = "LEAVES | resolve[:KEY=VALUE,...], LEAVES = oracle | targets | zero | PATH.ckpt, KEY = " + " | ".join(KEYS)
+PARTICLE_KEYS = ("k", "leaves", "depth", "iterations", "min_live", "explore", "engine", "replan")
 
 
 @dataclass(frozen=True)
@@ -58,29 +66,44 @@ class AgentSpec:
         )
 
 
-def parse_agent(text: str) -> AgentSpec:
-    """The `AgentSpec` of a SPEC string (module docstring); a one-line `PvfError` naming what is wrong."""
+@dataclass(frozen=True)
+class ParticleAgentSpec:
+    """A parsed `particles:` SPEC: draws per sample, leaves (oracle, zero or a checkpoint), depth limit (None:
+    the checkpoint's, else the game's fig. 3 depth), iterations, min_live, explore, the particle engine and
+    when to re-solve (`pvf.agents.particle_agent.ParticlePlanner`)."""
+
+    k: int = 16
+    leaves: str = "oracle"
+    depth: int | None = None
+    iterations: int = 100
+    min_live: int = 1
+    explore: float = 0.01
+    engine: str = "auto"
+    replan: str = "horizon"
+
+    @property
+    def label(self) -> str:
+        """The spec written out in full (for tables and JSON)."""
+        depth = "" if self.depth is None else f",depth={self.depth}"
+        return (
+            f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
+            f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
+        )
+
+
+def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec:
+    """The `AgentSpec` or `ParticleAgentSpec` of a SPEC string (module docstring); a one-line `PvfError` naming
+    what is wrong."""
     text = text.strip()
+    if text == "particles" or text.startswith("particles:"):
+        return _parse_particles(text)
     if text != "resolve" and not text.startswith("resolve:"):
         return AgentSpec(leaves=_leaves(text, text))
-    fields: dict[str, str] = {}
-    for part in filter(None, text.removeprefix("resolve").removeprefix(":").split(",")):
-        key, sep, value = part.partition("=")
-        if not sep or key not in KEYS:
-            raise PvfError(f"agent {text!r}: {part!r} is not KEY=VALUE with KEY one of {', '.join(KEYS)}")
-        if key in fields:
-            raise PvfError(f"agent {text!r} gives {key} twice")
-        fields[key] = value
+    fields = _fields(text, "resolve", KEYS)
     spec = AgentSpec(leaves=_leaves(fields.get("leaves", "oracle"), text))
     for key in ("depth", "iterations"):
         if key in fields:
-            try:
-                number = int(fields[key])
-            except ValueError:
-                raise PvfError(f"agent {text!r}: {key} takes an integer, got {fields[key]!r}") from None
-            if number < (0 if key == "depth" else 1):
-                raise PvfError(f"agent {text!r}: {key} must be {'non-negative' if key == 'depth' else 'positive'}")
-            spec = AgentSpec(**{**spec.__dict__, key: number})
+            spec = AgentSpec(**{**spec.__dict__, key: _integer(text, key, fields[key])})
     choices = {"solver": tuple(SOLVERS), "gadget": ("on", "off"), "replan": REPLANS}
     for key, allowed in choices.items():
         if key in fields:
@@ -91,6 +114,54 @@ def parse_agent(text: str) -> AgentSpec:
     if spec.gadget and (spec.solver != "cfr+" or spec.replan != "horizon"):
         raise PvfError(f"agent {text!r}: the gadget needs solver=cfr+ and replan=horizon; or give gadget=off")
     return spec
+
+
+def _parse_particles(text: str) -> ParticleAgentSpec:
+    fields = _fields(text, "particles", PARTICLE_KEYS)
+    values: dict = {}
+    for key in ("k", "depth", "iterations", "min_live"):
+        if key in fields:
+            values[key] = _integer(text, key, fields[key])
+    if "leaves" in fields:
+        values["leaves"] = _leaves(fields["leaves"], text)
+        if values["leaves"] == "targets":
+            raise PvfError(f"agent {text!r}: the particle agent's leaves are oracle, zero or a .ckpt file")
+    if "explore" in fields:
+        try:
+            values["explore"] = float(fields["explore"])
+        except ValueError:
+            raise PvfError(f"agent {text!r}: explore takes a number, got {fields['explore']!r}") from None
+        if not 0.0 <= values["explore"] <= 1.0:
+            raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
+    for key, allowed in (("engine", ENGINES), ("replan", REPLANS)):
+        if key in fields:
+            if fields[key] not in allowed:
+                raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
+            values[key] = fields[key]
+    return ParticleAgentSpec(**values)
+
+
+def _fields(text: str, prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for part in filter(None, text.removeprefix(prefix).removeprefix(":").split(",")):
+        key, sep, value = part.partition("=")
+        if not sep or key not in keys:
+            raise PvfError(f"agent {text!r}: {part!r} is not KEY=VALUE with KEY one of {', '.join(keys)}")
+        if key in fields:
+            raise PvfError(f"agent {text!r} gives {key} twice")
+        fields[key] = value
+    return fields
+
+
+def _integer(text: str, key: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise PvfError(f"agent {text!r}: {key} takes an integer, got {value!r}") from None
+    if number < (0 if key in ("depth", "min_live") else 1):
+        need = "non-negative" if key in ("depth", "min_live") else "positive"
+        raise PvfError(f"agent {text!r}: {key} must be {need}")
+    return number
 
 
 def _leaves(value: str, text: str) -> str:
@@ -129,6 +200,41 @@ def make_planner(spec: AgentSpec, tree: PublicTree) -> Planner:
         solver=get_solver(spec.solver),
         replan=spec.replan,
         gadget=spec.gadget,
+    )
+
+
+def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> ParticlePlanner:
+    """The particle planner a spec describes for `loaded` (a checkpoint is loaded, checked against the game and
+    refused if positional: its slots need the public tree)."""
+    depth = spec.depth
+    game_root = False
+    if spec.leaves == "oracle":
+        leaves = lambda setting: ExactEvaluator  # noqa: E731
+    elif spec.leaves == "zero":
+        leaves = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
+    else:
+        from pvf.valuefn.network import load_value_function
+
+        network = load_value_function(spec.leaves, game=loaded.game_string, depth=depth)
+        if network.architecture == "positional":
+            raise PvfError(f"{spec.leaves}: a positional net needs the public tree; use a particle or attention one")
+        depth = network.meta.layout.depth if depth is None else depth
+        game_root = True
+
+        def leaves(setting):
+            features = build_feature_tables(setting.tree)
+            return lambda trunk: network.evaluator(trunk, features)
+
+    return ParticlePlanner(
+        particles=spec.k,
+        depth=_paper_depth(loaded.game_string) if depth is None else depth,
+        leaves=leaves,
+        game_root=game_root,
+        iterations=spec.iterations,
+        min_live=spec.min_live,
+        explore=spec.explore,
+        engine=spec.engine,
+        replan=spec.replan,
     )
 
 

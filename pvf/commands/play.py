@@ -61,7 +61,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.agents.spec import make_planner, parse_agent
+    from pvf.agents.spec import AgentSpec, parse_agent
+    from pvf.games.loading import load_game
     from pvf.games.public_tree import build_public_tree
     from pvf.outputs import check_output_file
 
@@ -80,34 +81,40 @@ def run(args: argparse.Namespace) -> int:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
     opponent = None if args.opponent is None or args.opponent in OPENSPIEL_BOTS else parse_agent(args.opponent)
-    tree = build_public_tree(args.game)
-    planner = make_planner(spec, tree)
+    loaded = load_game(args.game)
+    # The particle agent needs no public tree to play; judging it exactly, or an exact-range agent, does.
+    enumerate_tree = args.what == "exploitability" or isinstance(spec, AgentSpec) or isinstance(opponent, AgentSpec)
+    tree = build_public_tree(args.game) if enumerate_tree else None
     if args.what == "exploitability":
-        out = _exploitability(tree, planner, spec.label, args)
+        out = _exploitability(tree, spec, args)
         if args.json:
             print(json.dumps(out))
         else:
+            first = out.get("first_solve_trunk_exploitability")
             print(
                 f"{out['game']} {out['agent']}: NashConv {out['nash_conv']:.5f} (OpenSpiel; pvf "
-                f"{out['pvf_nash_conv']:.5f}), first solve's trunk exploitability "
-                f"{out['first_solve_trunk_exploitability']:.5f}; {out['solves']} solves, {out['seconds']:.1f} s"
+                f"{out['pvf_nash_conv']:.5f})"
+                + ("" if first is None else f", first solve's trunk exploitability {first:.5f}")
+                + f"; {out['solves']} solves, {out['seconds']:.1f} s"
             )
         return 0
-    out = _matches(tree, planner, spec.label, opponent, args)
+    out = _matches(loaded, tree, spec, opponent, args)
     if args.json:
         print(json.dumps(out))
     else:
         print(
             f"{out['game']} {out['agent']} vs {out['opponent']}: mean return {out['mean_return']:+.4f} "
-            f"± {out['ci95']:.4f} (95%, {out['games']} games, seats swapped)"
+            f"± {out['ci95']:.4f} (95%, {out['games']} games, seats swapped; {out['seconds_per_move']:.3f} s a move)"
         )
     return 0
 
 
-def _exploitability(tree, planner, label: str, args: argparse.Namespace) -> dict:
+def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
     import pyspiel
 
+    from pvf.agents.particle_agent import particle_policy
     from pvf.agents.resolving import agent_policy
+    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
     from pvf.outputs import disk_errors
     from pvf.solvers.best_response import nash_conv
     from pvf.solvers.sequence_form import build_sequence_game
@@ -115,25 +122,36 @@ def _exploitability(tree, planner, label: str, args: argparse.Namespace) -> dict
     from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 
     start = time.perf_counter()
-    policy, solves = agent_policy(tree, planner)
+    extra: dict = {}
+    if isinstance(spec, AgentSpec):
+        planner = make_planner(spec, tree)
+        policy, solves = agent_policy(tree, planner)
+    else:
+        planner = make_particle_planner(spec, tree.loaded)
+        policy, counts = particle_policy(tree, planner, args.seed)
+        solves = counts["solves"]
+        extra = {"regenerations": counts["regenerations"], "decisions": counts["decisions"]}
     seconds = time.perf_counter() - start
     openspiel = float(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy)))
     game = build_sequence_game(tree)
     ours = float(nash_conv(game, from_tabular(game, policy, default_uniform=True))[0])
-    trunk = build_trunk(tree, planner.depth)
-    evaluator = planner.evaluator(trunk) if trunk.game.leaf_public_states.size else None
-    first = solve_and_evaluate(trunk, evaluator, planner.iterations, solver=planner.solver)
+    first = None
+    if isinstance(spec, AgentSpec):
+        trunk = build_trunk(tree, planner.depth)
+        evaluator = planner.evaluator(trunk) if trunk.game.leaf_public_states.size else None
+        first = solve_and_evaluate(trunk, evaluator, planner.iterations, solver=planner.solver)
+        extra["first_solve_trunk_exploitability"] = first.exploitability.exploitability
     if args.save_policy:
         with disk_errors(args.save_policy):
             save_policy(policy, args.save_policy)
     return {
         "game": tree.game_string,
-        "agent": label,
+        "agent": spec.label,
         "depth": planner.depth,
         "nash_conv": openspiel,
         "exploitability": openspiel / 2.0,
         "pvf_nash_conv": ours,
-        "first_solve_trunk_exploitability": first.exploitability.exploitability,
+        **extra,
         "solves": solves,
         "infostates": len(policy),
         "seconds": seconds,
@@ -142,16 +160,14 @@ def _exploitability(tree, planner, label: str, args: argparse.Namespace) -> dict
     }
 
 
-def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> dict:
+def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
     import numpy as np
     import pyspiel
     from tqdm import tqdm
 
-    from pvf.agents.bot import ResolvingBot
     from pvf.agents.human import HumanBot
-    from pvf.agents.spec import make_planner
 
-    game = tree.loaded.sequential
+    game = loaded.sequential
 
     def other(player: int):
         if args.opponent == "human":
@@ -164,26 +180,67 @@ def _matches(tree, planner, label: str, opponent, args: argparse.Namespace) -> d
         if args.opponent == "mcts":
             evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
             return pyspiel.MCTSBot(game, evaluator, 2.0, 1000, 1000, False, args.seed + 1, False)
-        return ResolvingBot(tree, make_planner(opponent, tree), player, args.seed + 1)
+        return _bot(opponent, loaded, tree, player, args.seed + 1)
 
-    agents = [ResolvingBot(tree, planner, p, args.seed) for p in (0, 1)]
+    agents = [_bot(spec, loaded, tree, p, args.seed) for p in (0, 1)]
     opponents = [other(p) for p in (0, 1)]
-    returns = []
+    returns, moves, seconds = [], 0, 0.0
     for i in tqdm(range(args.games), desc="pvf play", unit="game", disable=not progress_wanted(args)):
         seat = i % 2
-        bots = [agents[0], opponents[1]] if seat == 0 else [opponents[0], agents[1]]
+        timed = _timed(agents[seat])
+        bots = [timed, opponents[1]] if seat == 0 else [opponents[0], timed]
         result = pyspiel.evaluate_bots(game.new_initial_state(), bots, args.seed * 1_000_003 + i)
         returns.append(float(result[seat]))
+        moves, seconds = moves + timed.moves, seconds + timed.seconds
         if args.opponent == "human":
             print(f"Game {i + 1}: you {result[1 - seat]:+g}, the agent {result[seat]:+g}.")
     values = np.array(returns)
     half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else math.inf
     return {
-        "game": tree.game_string,
-        "agent": label,
+        "game": loaded.game_string,
+        "agent": spec.label,
         "opponent": args.opponent,
         "games": len(values),
         "mean_return": float(values.mean()),
         "ci95": float(half),
         "returns_by_seat": [float(values[s::2].mean()) if len(values[s::2]) else None for s in (0, 1)],
+        "seconds_per_move": seconds / max(moves, 1),
     }
+
+
+def _bot(spec, loaded, tree, player: int, seed: int):
+    """The pvf agent a SPEC names, as a `pyspiel.Bot` of `player`."""
+    from pvf.agents.bot import ParticleBot, ResolvingBot
+    from pvf.agents.particle_agent import ParticleResolver
+    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
+
+    if isinstance(spec, AgentSpec):
+        return ResolvingBot(tree, make_planner(spec, tree), player, seed)
+    return ParticleBot(ParticleResolver(loaded, make_particle_planner(spec, loaded), player, seed), seed)
+
+
+def _timed(bot):
+    """`bot` wrapped so that its decisions are counted and timed (the agent's seconds per move in matches)."""
+    import pyspiel
+
+    class Timed(pyspiel.Bot):
+        def __init__(self):
+            pyspiel.Bot.__init__(self)
+            self.moves, self.seconds = 0, 0.0
+
+        def restart_at(self, state):
+            bot.restart_at(state)
+
+        def inform_action(self, state, player_id, action):
+            bot.inform_action(state, player_id, action)
+
+        def provides_policy(self):
+            return False
+
+        def step(self, state):
+            start = time.perf_counter()
+            action = bot.step(state)
+            self.moves, self.seconds = self.moves + 1, self.seconds + time.perf_counter() - start
+            return action
+
+    return Timed()

@@ -14,7 +14,10 @@ For each agent SPEC (pvf.agents.spec) of a game:
      NashConv against seconds per solve, one marker per leaf evaluator.
 
     python -m pvf.experiments.agent_table --game leduc --out docs/figures/agents/agents-leduc.csv \
-        [--agents "oracle;resolve:gadget=off;targets;zero;runs/x.ckpt"]
+        [--agents "oracle;resolve:gadget=off;targets;zero;runs/x.ckpt;particles:k=16"] [--seeds 3]
+
+A `particles:` SPEC (the agent on particle beliefs, `pvf.agents.particle_agent`)
+gets one row per seed of its beliefs (`--seeds`), and no first-solve figure.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from typing import Any
 import pyspiel
 from matplotlib.figure import Figure
 
+from pvf.agents.particle_agent import particle_policy
 from pvf.agents.resolving import agent_policy
-from pvf.agents.spec import make_planner, parse_agent
+from pvf.agents.spec import ParticleAgentSpec, make_particle_planner, make_planner, parse_agent
 from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.results import write_csv
 from pvf.solvers.best_response import nash_conv
@@ -48,9 +52,12 @@ DEFAULT_AGENTS = (
 )
 
 
-def measure_agent(tree: PublicTree, text: str) -> dict[str, Any]:
-    """One row: the agent of SPEC `text` judged exactly, its first solve, and full-game CFR+ in the same time."""
+def measure_agent(tree: PublicTree, text: str, seed: int = 0) -> dict[str, Any]:
+    """One row: the agent of SPEC `text` judged exactly, its first solve, and full-game CFR+ in the same time
+    (a particle agent: its beliefs' `seed`, and no first-solve figure)."""
     spec = parse_agent(text)
+    if isinstance(spec, ParticleAgentSpec):
+        return measure_particle_agent(tree, text, spec, seed)
     planner = make_planner(spec, tree)
     start = time.perf_counter()
     policy, solves = agent_policy(tree, planner)
@@ -75,6 +82,34 @@ def measure_agent(tree: PublicTree, text: str) -> dict[str, Any]:
         "seconds_per_solve": seconds / max(solves, 1),
         "cfr_iterations_same_time": cfr_iterations,
         "cfr_nash_conv_same_time": cfr_nash_conv,
+    }
+
+
+def measure_particle_agent(tree: PublicTree, text: str, spec: ParticleAgentSpec, seed: int) -> dict[str, Any]:
+    """`measure_agent`'s row for the agent on particle beliefs (`pvf.agents.particle_agent.particle_policy`)."""
+    planner = make_particle_planner(spec, tree.loaded)
+    start = time.perf_counter()
+    policy, counts = particle_policy(tree, planner, seed)
+    seconds = time.perf_counter() - start
+    cfr_iterations, cfr_nash_conv = cfr_in_time(tree, seconds)
+    return {
+        "game": tree.game_string,
+        "agent": f"{text} seed={seed}",
+        "spec": spec.label,
+        "leaves": Path(spec.leaves).name if spec.leaves.endswith(".ckpt") else spec.leaves,
+        "evaluator": f"particles K={spec.k}, {evaluator_kind(spec.leaves)}",
+        "depth": planner.depth,
+        "iterations": planner.iterations,
+        "gadget": 0,
+        "nash_conv": float(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy))),
+        "first_solve_trunk_exploitability": float("nan"),
+        "solves": counts["solves"],
+        "seconds": seconds,
+        "seconds_per_solve": seconds / max(counts["solves"], 1),
+        "cfr_iterations_same_time": cfr_iterations,
+        "cfr_nash_conv_same_time": cfr_nash_conv,
+        "seed": seed,
+        "regenerations": counts["regenerations"],
     }
 
 
@@ -135,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--game", required=True, help="OpenSpiel game string or alias")
     parser.add_argument("--agents", default=";".join(DEFAULT_AGENTS), help="SPECs separated by ';'")
     parser.add_argument("--out", required=True, help="CSV (appended, resumable); the PNG goes beside it")
+    parser.add_argument("--seeds", type=int, default=1, help="particle agents: one row per beliefs' seed 0..N-1")
     args = parser.parse_args(argv)
     out = Path(args.out)
     tree = build_public_tree(args.game)
@@ -143,12 +179,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(out, newline="") as f:
             rows = list(csv.DictReader(f))
     done = {r["agent"] for r in rows}
+    runs = []
     for text in (t.strip() for t in args.agents.split(";") if t.strip()):
-        if text in done:
+        particles = isinstance(parse_agent(text), ParticleAgentSpec)
+        runs += [(text, seed, f"{text} seed={seed}") for seed in range(args.seeds)] if particles else [(text, 0, text)]
+    for text, seed, name in runs:
+        if name in done:
             continue
-        row = measure_agent(tree, text)
+        row = measure_agent(tree, text, seed)
         print(
-            f"{text}: NashConv {row['nash_conv']:.4f} (first solve {row['first_solve_trunk_exploitability']:.4f}; "
+            f"{name}: NashConv {row['nash_conv']:.4f} (first solve {row['first_solve_trunk_exploitability']:.4f}; "
             f"CFR+ in the same {row['seconds']:.1f} s: {row['cfr_nash_conv_same_time']:.4f}), "
             f"{row['solves']} solves",
             flush=True,

@@ -46,7 +46,7 @@ a seed s:
      unnormalised w) solves with w, the oracle LP with w / Σ w.
   5. Optionally (`policies`, `pvf experiment particle-trunks --save-policy`)
      each run's restricted game and trunk strategies as plain data
-     (`pvf.experiments.trunk_sweep.player_policies`): the particles as action sequences of OpenSpiel's
+     (`pvf.solvers.trunk_solver.player_policies`): the particles as action sequences of OpenSpiel's
      turn-based form of the game (`pyspiel.convert_to_turn_based` for a
      simultaneous game) with their normalised weights, and per evaluator
      and player the trunk strategy keyed by OpenSpiel information-state
@@ -79,10 +79,10 @@ from pvf.experiments.trunk_sweep import (
 )
 from pvf.games.engine import check_engine, particle_engine
 from pvf.games.history_sampling import MAX_PLAYS
-from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
+from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, select_histories, uniform_exploitability
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
@@ -181,9 +181,6 @@ def particle_roots(
     return sample.particles, sample.own_reach
 
 
-ROOTS = ("induced", "drawn")
-
-
 def particle_trunk_setting(
     loaded: LoadedGame,
     root_move: int,
@@ -198,33 +195,6 @@ def particle_trunk_setting(
     """Steps 1–2: the sparse setting of one draw of particles (`engine`: the particle engine)."""
     particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed, engine)
     return setting_from_particles(loaded, particles, own, root_move, depth, roots, engine)
-
-
-def setting_from_particles(
-    loaded: LoadedGame,
-    particles: list[tuple[int, ...]],
-    own: np.ndarray,
-    root_move: int,
-    depth: int,
-    roots: str = "induced",
-    engine: str = "auto",
-) -> SparseSetting:
-    """Step 2: the chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
-
-    particles: k distinct histories at `root_move`; own: [k, 2] each player's own reach of each.
-    """
-    if roots not in ROOTS:
-        raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
-    game = particle_engine(loaded, engine)
-    if roots == "induced":
-        drawn, at = game.particle_tree(particles, depth_limit=depth)
-        joined, own = induced_roots(game.induced_histories, drawn, at, own)
-        particles = [tuple(int(a) for a in path) for path in joined]
-    order = sorted(range(len(particles)), key=lambda k: particles[k])
-    particles, own = [particles[k] for k in order], own[order]
-    tree, histories = game.particle_tree(particles)
-    weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
-    return particle_setting(tree, histories, weights, own, root_move, depth)
 
 
 def run_particle_sweep(

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from pvf.errors import PvfError
 from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import (
@@ -50,7 +49,7 @@ from pvf.solvers.sparse_trunks import (
     sparse_trunk_strategy,
 )
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS, trunk_exploitability_bounds
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, player_policies
 
 EXACT, BOUND = "exact", "upper bound"
 
@@ -269,19 +268,4 @@ def columns(records: Iterable[SweepRow | dict[str, Any]], names: Mapping[str, st
     for r in records:
         get = r.get if isinstance(r, dict) else lambda field, r=r: getattr(r, field)
         out.append({column: get(field) for column, field in names.items()})
-    return out
-
-
-def player_policies(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> list[dict[str, dict[str, float]]]:
-    """Per player {OpenSpiel infostate string: {action: probability}} over the trunk's decision infostates."""
-    out = []
-    for n in (0, 1):
-        seqs, strings, policy = trunk.game.players[n], trunk.tree.infostate_strings[n], {}
-        for i, info in enumerate(seqs.infostates):
-            key = strings[int(info)]
-            if key in policy:  # an OpenSpiel string in two public states: the key would not identify it
-                raise PvfError(f"player {n + 1}'s infostate string {key!r} occurs in two public states; no policy file")
-            block = range(int(seqs.info_start[i]), int(seqs.info_start[i] + seqs.info_size[i]))
-            policy[key] = {str(int(seqs.seq_action[j])): float(strategies[n][j]) for j in block}
-        out.append(policy)
     return out

@@ -56,9 +56,19 @@ class ParticleEngine(Protocol):
         ...
 
     def sample_particles(
-        self, strategy: Strategy, public_history: Sequence[int], num_particles: int, rng: np.random.Generator
+        self,
+        strategy: Strategy,
+        public_history: Sequence[int],
+        num_particles: int,
+        rng: np.random.Generator,
+        start: ParticleSample | None = None,
     ) -> ParticleSample:
-        """K weighted particles of `public_history`'s public state (`pvf.games.history_sampling.sample_particles`)."""
+        """K weighted particles of `public_history`'s public state (`pvf.games.history_sampling.sample_particles`),
+        drawn from the initial state or continuing `start`'s particles of an earlier public state (filtering)."""
+        ...
+
+    def information_state_string(self, history: Sequence[int], player: int) -> str:
+        """OpenSpiel's information-state string of `player` at a history (its edge: keys, checks, policies)."""
         ...
 
     def continuations(self, histories: np.ndarray, strategy: Strategy) -> Continuations:

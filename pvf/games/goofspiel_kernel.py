@@ -45,7 +45,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.history_sampling import MAX_PLAYS, Continuations, ParticleSample, Strategy
+from pvf.games.history_sampling import MAX_PLAYS, Continuations, ParticleSample, Strategy, prefixes_of
 from pvf.games.induced_pbs import InducedHistories
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import find_histories, history_paths, padded_paths
@@ -855,23 +855,36 @@ class GoofspielEngine:
         raise PvfError(f"{MAX_PLAYS} plays of the trunk strategy all ended before move {depth}; choose a smaller depth")
 
     def sample_particles(
-        self, strategy: Strategy, public_history: Sequence[int], num_particles: int, rng: np.random.Generator
+        self,
+        strategy: Strategy,
+        public_history: Sequence[int],
+        num_particles: int,
+        rng: np.random.Generator,
+        start: ParticleSample | None = None,
     ) -> ParticleSample:
         """`pvf.games.history_sampling.sample_particles`, draw for draw: each round's bid pair drawn among
-        those with the public state's outcome, from the products of the two strategies."""
+        those with the public state's outcome, from the products of the two strategies; from `start`'s
+        particles (drawn by weight) where given."""
         if num_particles < 1:
             raise PvfError(f"the number of particles must be at least 1, got {num_particles}")
         history = [int(a) for a in public_history]
         target = replay(self.rules, history).outcomes
         n, rounds = self.rules.num_cards, len(history) // 2
+        on_the_way = [(0, tuple(target[: i // 2])) for i in range(len(history) + 1)]
+        observed = lambda path: (len(path) % 2, tuple(replay(self.rules, path).outcomes))  # noqa: E731
+        prefixes = prefixes_of(start, len(history), observed, on_the_way)
 
         def draws() -> Iterator[tuple[list[int], float, tuple[float, float]]]:
             for _ in range(num_particles):
                 path: list[int] = []
-                own: tuple[list[int], list[int]] = ([], [])
-                held = (np.ones(n, dtype=bool), np.ones(n, dtype=bool))
                 rho, reach0, reach1 = 1.0, 1.0, 1.0
-                for t in range(rounds):
+                if prefixes is not None:
+                    begun, rho, (reach0, reach1) = prefixes.draw(rng)
+                    path = list(begun)
+                own: tuple[list[int], list[int]] = (path[0::2], path[1::2])
+                held = (np.ones(n, dtype=bool), np.ones(n, dtype=bool))
+                held[0][own[0]] = held[1][own[1]] = False
+                for t in range(len(path) // 2, rounds):
                     seen = tuple(target[:t])
                     s0 = self._policy(strategy, 0, tuple(own[0]), seen)[2]
                     s1 = self._policy(strategy, 1, tuple(own[1]), seen)[2]
@@ -893,6 +906,10 @@ class GoofspielEngine:
                 yield path, rho, (reach0, reach1)
 
         return ParticleSample.from_draws(history, draws(), num_particles)
+
+    def information_state_string(self, history: Sequence[int], player: int) -> str:
+        """OpenSpiel's information-state string of `player` at a history."""
+        return information_state_string(self.rules, [int(a) for a in history], player)
 
     def continuations(self, histories: np.ndarray, strategy: Strategy) -> Continuations:
         """`pvf.games.history_sampling.batch_continuations` of histories [P, L] of one level."""

@@ -33,13 +33,20 @@ sequences of the sequential (turn-based) game, with reaches:
      payoff matrix of the PBS's subgame. Each particle also carries each
      player's own reach π_n(h) (exact, the same for all of an infostate's
      histories by perfect recall), the belief the value networks take.
+  4. Filtering (`start`: particles w_j of an earlier public state S0 on the
+     way to S, an unbiased estimate of the reach of S0's histories). Each of
+     the K draws picks a particle j with probability w_j/W, W = Σ_j w_j, and
+     continues it move by move as in step 2; its ratio starts at W. Given
+     the earlier sample, E[W·ρ·1(h ∈ A)] = Σ_j w_j·Σ_{h∈A below j} π(h)/π(j),
+     whose expectation is Σ_{h∈A} π(h): still unbiased (sequential
+     importance resampling; the re-solving agent's beliefs, `pvf.agents`).
 Every draw comes from the caller's generator, so a sample is a function of
 that generator's seed and the strategy alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -219,8 +226,12 @@ def sample_particles(
     public_history: tuple[int, ...],
     num_particles: int,
     rng: np.random.Generator,
+    start: ParticleSample | None = None,
 ) -> ParticleSample:
-    """K particles of the public state of `public_history` with unbiased weights (steps 2–3)."""
+    """K particles of the public state of `public_history` with unbiased weights (steps 2–3).
+
+    start: particles of an earlier public state on the way to it (step 4); None draws from the initial state.
+    """
     if num_particles < 1:
         raise PvfError(f"the number of particles must be at least 1, got {num_particles}")
     observer = public_observer(loaded)
@@ -233,9 +244,15 @@ def sample_particles(
         target.append(observer.string_from(node.original, 0))
     length = len(public_history)
 
+    prefixes = prefixes_of(start, length, lambda path: observer.string_from(node_at(loaded, path).original, 0), target)
+
     def draws() -> Iterator[tuple[tuple[int, ...], float, np.ndarray]]:
         for _ in range(num_particles):
-            node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
+            if prefixes is None:
+                node, path, rho, own = root_node(loaded), (), 1.0, np.ones(2)
+            else:
+                path, rho, own = prefixes.draw(rng)
+                node = node_at(loaded, path)
             while len(path) < length:
                 kept = [
                     c
@@ -254,3 +271,37 @@ def sample_particles(
             yield path, rho, own
 
     return ParticleSample.from_draws(public_history, draws(), num_particles)
+
+
+@dataclass(frozen=True)
+class Prefixes:
+    """Step 4's starting points: an earlier sample's particles, drawn in proportion to their weights.
+
+    particles: [P] action sequences; weights: [P] their weights w; own_reach: [P, 2].
+    """
+
+    particles: list[tuple[int, ...]]
+    weights: np.ndarray
+    own_reach: np.ndarray
+
+    def draw(self, rng: np.random.Generator) -> tuple[tuple[int, ...], float, np.ndarray]:
+        """(a particle drawn with probability w_j / W, the starting ratio W, its own reach [2])."""
+        total = float(self.weights.sum())
+        pick = int(np.searchsorted(np.cumsum(self.weights), rng.random() * total, side="right"))
+        j = min(pick, len(self.particles) - 1)
+        return self.particles[j], total, self.own_reach[j].copy()
+
+
+def prefixes_of(
+    start: ParticleSample | None, length: int, observation: Callable[[tuple[int, ...]], object], target: Sequence
+) -> Prefixes | None:
+    """The `Prefixes` of `start` (None for None), checked to lie on the way to the target public state:
+    `observation(path)` of each particle must be `target[len(path)]`."""
+    if start is None:
+        return None
+    if not start.particles:
+        raise PvfError("the earlier sample has no live particle to continue; draw a fresh sample")
+    for path in start.particles:
+        if len(path) > length or observation(tuple(path)) != target[len(path)]:
+            raise PvfError(f"particle {list(path)} is not on the way to the public state of the history asked for")
+    return Prefixes([tuple(p) for p in start.particles], start.weights, start.own_reach)

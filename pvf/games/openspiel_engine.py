@@ -28,6 +28,7 @@ from pvf.games.induced_pbs import InducedHistories, induced_histories
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import build_particle_tree, find_histories
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
+from pvf.games.walk import node_at
 
 
 class OpenSpielEngine:
@@ -42,9 +43,17 @@ class OpenSpielEngine:
         return play_to_depth(self.loaded, strategy, depth, rng)
 
     def sample_particles(
-        self, strategy: Strategy, public_history: Sequence[int], num_particles: int, rng: np.random.Generator
+        self,
+        strategy: Strategy,
+        public_history: Sequence[int],
+        num_particles: int,
+        rng: np.random.Generator,
+        start: ParticleSample | None = None,
     ) -> ParticleSample:
-        return sample_particles(self.loaded, strategy, tuple(public_history), num_particles, rng)
+        return sample_particles(self.loaded, strategy, tuple(public_history), num_particles, rng, start)
+
+    def information_state_string(self, history: Sequence[int], player: int) -> str:
+        return node_at(self.loaded, [int(a) for a in history]).state.information_state_string(player)
 
     def continuations(self, histories: np.ndarray, strategy: Strategy) -> Continuations:
         return batch_continuations(self.loaded, histories, strategy)

@@ -220,3 +220,18 @@ def solve_and_evaluate(
 def trunk_policy(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> TabularPolicy:
     """The trunk strategy keyed by OpenSpiel information-state strings, exactly the trunk's infostates."""
     return to_tabular(trunk.game, strategies)
+
+
+def player_policies(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray]) -> list[dict[str, dict[str, float]]]:
+    """Per player {OpenSpiel infostate string: {action: probability}} over the trunk's decision infostates."""
+    out = []
+    for n in (0, 1):
+        seqs, strings, policy = trunk.game.players[n], trunk.tree.infostate_strings[n], {}
+        for i, info in enumerate(seqs.infostates):
+            key = strings[int(info)]
+            if key in policy:  # an OpenSpiel string in two public states: the key would not identify it
+                raise PvfError(f"player {n + 1}'s infostate string {key!r} occurs in two public states; no policy file")
+            block = range(int(seqs.info_start[i]), int(seqs.info_start[i] + seqs.info_size[i]))
+            policy[key] = {str(int(seqs.seq_action[j])): float(strategies[n][j]) for j in block}
+        out.append(policy)
+    return out

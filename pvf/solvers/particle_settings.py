@@ -1,0 +1,57 @@
+"""The sparse setting K particles give: a chance-node root over the PBS they induce, or over the particles.
+
+Particles are distinct histories of one public state at move r, each with
+its players' own reaches σ₁, σ₂ (`pvf.games.history_sampling`). Their
+setting (`pvf.solvers.sparse_trunks.SparseSetting`) is the trunk from r to
+a depth whose root is a chance node:
+  - `roots="induced"` (the paper, sec. 5.1): over every history joining two
+    particle infostates (`pvf.games.induced_pbs`), each weighing
+    w(h) = π_c(h)·σ₁(s₁)·σ₂(s₂). That is the PBS a particle network is
+    trained on (`pvf.datasets.particle_tasks`), and its leaf PBSs are again
+    the PBSs their infostates induce.
+  - `roots="drawn"`: over the particles alone, each weighing π_c·σ₁·σ₂.
+The subgame below the roots is built to the end of the game (the
+evaluation trunk measures exploitability there) by the game's particle
+engine (`pvf.games.engine`). Used by the particle-trunk sweep
+(`pvf.experiments.particle_sweep`) and the particle re-solving agent
+(`pvf.agents.particle_agent`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.games.engine import particle_engine
+from pvf.games.induced_pbs import induced_roots
+from pvf.games.loading import LoadedGame
+from pvf.solvers.sparse_trunks import SparseSetting, particle_setting
+
+ROOTS = ("induced", "drawn")
+
+
+def setting_from_particles(
+    loaded: LoadedGame,
+    particles: list[tuple[int, ...]],
+    own: np.ndarray,
+    root_move: int,
+    depth: int,
+    roots: str = "induced",
+    engine: str = "auto",
+) -> SparseSetting:
+    """The chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
+
+    particles: k distinct histories at `root_move`; own: [k, 2] each player's own reach of each.
+    """
+    if roots not in ROOTS:
+        raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
+    game = particle_engine(loaded, engine)
+    if roots == "induced":
+        drawn, at = game.particle_tree(particles, depth_limit=depth)
+        joined, own = induced_roots(game.induced_histories, drawn, at, own)
+        particles = [tuple(int(a) for a in path) for path in joined]
+    order = sorted(range(len(particles)), key=lambda k: particles[k])
+    particles, own = [particles[k] for k in order], own[order]
+    tree, histories = game.particle_tree(particles)
+    weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
+    return particle_setting(tree, histories, weights, own, root_move, depth)
