@@ -230,11 +230,12 @@ def _half_width(values: np.ndarray) -> float:
 
 def plot(rows: Sequence[Row], path: str | Path) -> None:
     """NashConv (log) against iterations (top row) and seconds (bottom row), one column per game:
-    the mean over seeds and its 95% band, per learner."""
+    the mean over seeds and its 95% band, per learner; the y-axis spans the means (bands may leave it)."""
     games = list(dict.fromkeys(r.game for r in rows))
     fig = Figure(figsize=(4.2 * len(games), 7), layout="constrained")
     axes = fig.subplots(2, len(games), squeeze=False)
     for col, game in enumerate(games):
+        means = []
         for i, learner in enumerate(dict.fromkeys(r.learner for r in rows if r.game == game)):
             mine = [r for r in rows if r.game == game and r.learner == learner]
             marks = sorted({r.iteration for r in mine})
@@ -242,6 +243,7 @@ def plot(rows: Sequence[Row], path: str | Path) -> None:
             mean = np.array([np.mean([r.nash_conv for r in rs]) for rs in at])
             half = np.array([_half_width(np.array([r.nash_conv for r in rs])) for rs in at])
             seconds = np.array([np.mean([r.seconds for r in rs]) for rs in at])
+            means.append(mean)
             for ax, x in ((axes[0, col], np.array(marks, dtype=float)), (axes[1, col], seconds)):
                 ax.plot(x, mean, label=learner, color=f"C{i}")
                 if np.all(np.isfinite(half)):
@@ -249,9 +251,11 @@ def plot(rows: Sequence[Row], path: str | Path) -> None:
         axes[0, col].set_title(TITLES[game])
         axes[0, col].set_xlabel("iterations")
         axes[1, col].set_xlabel("seconds (this learner's own)")
+        low, high = min(float(m.min()) for m in means), max(float(m.max()) for m in means)
         for ax in axes[:, col]:
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_ylim(low / 2, high * 2)  # the means' range: a band below it includes values near 0
             ax.set_ylabel("NashConv (OpenSpiel)")
             ax.grid(True, which="both", alpha=0.3)
     axes[0, 0].legend()
