@@ -13,6 +13,11 @@ that learned its targets perfectly would reach (pvf.experiments.leaf_targets).
 `pvf experiment particle-trunks` is fig. 4 generalised to your own particle
 networks: sparse particle trunks of K histories drawn by a reference
 strategy (pvf.experiments.particle_sweep).
+
+`pvf experiment abcs` reproduces fig. 1 (b)-(d) of "Easy as ABCs": ABCs,
+MAX-CFR, BQL, ES-MCCFR and OS-MCCFR on weighted rock-paper-scissors, Kuhn
+and Leduc, OpenSpiel's NashConv against iterations and wall time
+(pvf.experiments.abcs).
 """
 
 from __future__ import annotations
@@ -158,6 +163,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(particle action sequences, weights) and trunk strategies keyed by OpenSpiel infostate strings",
     )
     part.set_defaults(func=run_particle_trunks)
+    abcs = experiments.add_parser(
+        "abcs",
+        help='fig. 1 (b)-(d) of "Easy as ABCs": ABCs vs BQL, MAX-CFR, ES- and OS-MCCFR',
+        description='Fig. 1 (b)-(d) of "Easy as ABCs" (pvf.experiments.abcs): ABCs, MAX-CFR, BQL, OpenSpiel\'s '
+        "ES-MCCFR and OS-MCCFR with the paper's hyper-parameters on weighted rock-paper-scissors, Kuhn and Leduc; "
+        "OpenSpiel's NashConv of each average policy against iterations and wall time, mean and 95%% interval "
+        "over seeds. Writes DIR/abcs.csv, DIR/abcs-final.csv and DIR/abcs.png.",
+    )
+    abcs.add_argument("--games", default="rps,kuhn,leduc", help="comma-separated: rps, kuhn, leduc (default all)")
+    abcs.add_argument("--seeds", type=int, default=3, help="seeds per learner, --seed, --seed + 1, ... (default 3)")
+    abcs.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help="iterations of every learner on every game (default: rps 20,000, kuhn 20,000, leduc 10,000)",
+    )
+    abcs.add_argument(
+        "--quick", action="store_true", help="a smoke run in seconds: 60 iterations, 3 checkpoints, one seed"
+    )
+    abcs.add_argument("--out", default="docs/figures/abcs", help="output folder (default docs/figures/abcs)")
+    abcs.add_argument("--seed", type=int, default=0, help="the first seed (default 0: seeds 0, 1, 2 as the paper)")
+    abcs.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    abcs.set_defaults(func=run_abcs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -419,3 +447,56 @@ def _enumerated_tree(loaded, path, depth: int):
             f"{loaded.game_string} cannot be enumerated (a positional net at move {depth} would need at least "
             f"{need:,} inputs); use a particle network"
         ) from None
+
+
+def run_abcs(args: argparse.Namespace) -> int:
+    from pvf.experiments.abcs import (
+        CHECKPOINTS,
+        DEFAULT_ITERATIONS,
+        QUICK_CHECKPOINTS,
+        QUICK_ITERATIONS,
+        parse_games,
+        plot,
+        run_game,
+        summarize,
+    )
+    from pvf.results import write_csv
+
+    games = parse_games(args.games)
+    require_positive(args, "seeds")
+    if args.iterations is not None:
+        require_positive(args, "iterations")
+    if args.seed < 0:
+        raise PvfError(f"--seed must be non-negative, got {args.seed}")
+    seeds = [args.seed] if args.quick else list(range(args.seed, args.seed + args.seeds))
+    out = check_output_dir(args.out, "--out")
+
+    def show(run: list) -> None:
+        if not args.json:
+            last = run[-1]
+            print(
+                f"{last.game:<6} {last.learner:<9} seed {last.seed}  {last.iteration:>7} iterations  "
+                f"{last.seconds:>7.1f} s  NashConv {last.nash_conv:.4f}",
+                flush=True,
+            )
+
+    rows = []
+    for game in games:
+        iterations = args.iterations or (QUICK_ITERATIONS if args.quick else DEFAULT_ITERATIONS[game])
+        rows += run_game(game, iterations, seeds, QUICK_CHECKPOINTS if args.quick else CHECKPOINTS, on_run=show)
+    final = summarize(rows)
+    csv_path, final_path, png_path = out / "abcs.csv", out / "abcs-final.csv", out / "abcs.png"
+    write_csv(rows, csv_path)
+    write_csv(final, final_path)
+    plot(rows, png_path)
+    if args.json:
+        print(json.dumps({"seeds": seeds, "final": final, "csv": str(csv_path), "png": str(png_path)}))
+    else:
+        print(f"{'game':<6} {'learner':<9} {'iterations':>10} {'NashConv':>9} {'95% CI':>8} {'seconds':>8}")
+        for r in final:
+            print(
+                f"{r['game']:<6} {r['learner']:<9} {r['iterations']:>10} {r['nash_conv']:>9.4f} "
+                f"{r['ci95']:>8.4f} {r['seconds']:>8.1f}"
+            )
+        print(f"wrote {csv_path}, {final_path} and {png_path}")
+    return 0

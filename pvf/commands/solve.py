@@ -4,7 +4,8 @@ Prints NashConv (exact best responses), OpenSpiel's exploitability
 (NashConv / 2), player 1's value of the solver's solution (CFR+: the
 average profile; `--solver mmd`: the last iterate; pvf.solvers.registry) and the time per
 iteration; optionally writes that policy as JSON keyed by OpenSpiel
-information-state strings.
+information-state strings. A sampled solver (`--solver abcs`) draws from
+`--seed`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pvf.commands.solver_options import add_solver_arguments, solver_from_args
 from pvf.outputs import check_output_file, disk_errors
 from pvf.solvers.registry import SOLVERS
 
+DEFAULT_ITERATIONS = 1000
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -30,7 +33,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="OpenSpiel game string, e.g. leduc_poker or "
         "'goofspiel(num_cards=4,imp_info=True,points_order=descending)'",
     )
-    p.add_argument("--iterations", type=int, default=1000, help="solver iterations (default 1000)")
+    own = ", ".join(f"{name} {spec.default_iterations:,}" for name, spec in SOLVERS.items() if spec.default_iterations)
+    p.add_argument(
+        "--iterations",
+        type=int,
+        default=None,
+        help=f"solver iterations (default {DEFAULT_ITERATIONS:,}" + (f"; {own}" if own else "") + ")",
+    )
     add_solver_arguments(p)
     p.add_argument("--save-policy", metavar="F.json", help="write the solution policy {infostate: {action: prob}}")
     p.add_argument(
@@ -39,8 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="game-size cap: refuse games with more histories (default 2,000,000)",
     )
+    sampled = ", ".join(name for name, spec in SOLVERS.items() if spec.seeded) or "none"
     p.add_argument(
-        "--seed", type=int, default=0, help="unused (the solvers are deterministic); accepted for uniformity"
+        "--seed",
+        type=int,
+        default=0,
+        help=f"the sampling seed of a sampled solver ({sampled}); the others are deterministic (default 0)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -52,9 +65,11 @@ def run(args: argparse.Namespace) -> int:
     from pvf.solvers.sequence_form import build_sequence_game
     from pvf.solvers.tabular import save_policy, to_tabular
 
+    solver = solver_from_args(args)
+    if args.iterations is None:
+        args.iterations = SOLVERS[args.solver].default_iterations or DEFAULT_ITERATIONS
     require_positive(args, "iterations")
     resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
-    solver = solver_from_args(args)
     if args.save_policy is not None:
         check_output_file(args.save_policy, "--save-policy")
     tree = build_public_tree(args.game, max_histories=args.max_histories)

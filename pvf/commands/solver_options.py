@@ -5,12 +5,14 @@ registered solver) and, unless told not to, one option group per solver
 with options (MMD: `--schedule`, `--alpha`, `--stepsize`). `solver_name`
 checks the name; `solver_from_args` builds the solver (`cfr_plus`'s call
 signature) from the options, with a one-line `PvfError` for an unknown
-name, a bad value, or an option of another solver.
+name, a bad value, or an option of another solver; a sampling solver
+(`SolverSpec.seeded`, ABCs) gets the command's `--seed`.
 """
 
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from pvf.errors import PvfError
 from pvf.solvers.interface import Solver
@@ -54,4 +56,7 @@ def solver_from_args(args: argparse.Namespace) -> Solver:
         flags = ", ".join(dict.fromkeys(flag for flag, _ in foreign))
         owners = " or ".join(f"--solver {name}" for name in dict.fromkeys(name for _, name in foreign))
         raise PvfError(f"{flags} only apply to {owners}")
-    return spec.build(**{option.dest: getattr(args, option.dest, None) for option in spec.options})
+    solver = spec.build(**{option.dest: getattr(args, option.dest, None) for option in spec.options})
+    if spec.seeded and getattr(args, "seed", None) is not None:
+        return partial(solver, seed=args.seed)
+    return solver

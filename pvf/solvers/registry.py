@@ -11,7 +11,10 @@ one entry here. "cfr+": CFR+, whose solution is the *average* profile (the
 result's `current_root_values` hold the last iterate). "mmd": magnetic
 mirror descent, whose solution is the last iterate (`average_*` and
 `current_*` fields both hold it); its schedule is set by `--schedule`,
-`--alpha`, `--stepsize`, or by `get_solver`'s `schedule`.
+`--alpha`, `--stepsize`, or by `get_solver`'s `schedule`. "abcs": ABCs
+(`pvf.solvers.abcs`), a sampled learner of whole games whose solution is its
+average policy; it takes the commands' `--seed` and runs 30,000 iterations
+unless told otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from pvf.errors import PvfError
+from pvf.solvers.abcs import abcs
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.interface import Solver
 from pvf.solvers.mmd import DEFAULT_SCHEDULE, SCHEDULE_NAMES, Schedule, make_schedule, mmd
@@ -55,6 +59,8 @@ class SolverSpec:
     from_options: the solver for those options' values, passed as keyword arguments named by
         `SolverOption.dest` (None where not given); unused by a solver without options.
     settings: the keyword argument of `solve` that `get_solver(name, schedule)` sets (MMD: "schedule"), if any.
+    seeded: `solve` samples and takes `seed=`; the commands pass their `--seed` (ABCs).
+    default_iterations: what `pvf solve` runs without `--iterations` (None: the command's default).
     """
 
     solve: Solver
@@ -63,6 +69,8 @@ class SolverSpec:
     options: tuple[SolverOption, ...] = ()
     from_options: Callable[..., Solver] | None = None
     settings: str | None = None
+    seeded: bool = False
+    default_iterations: int | None = None
 
     def build(self, **values: Any) -> Solver:
         """The solver for its options' values (None: not given); `solve` itself for a solver without options."""
@@ -92,6 +100,12 @@ SOLVERS: dict[str, SolverSpec] = {
         ),
         from_options=_mmd_from_options,
         settings="schedule",
+    ),
+    "abcs": SolverSpec(
+        abcs,
+        "ABCs, Boltzmann Q-learning and MAX-CFR by child stationarity, sampled; whole games only (its average policy)",
+        seeded=True,
+        default_iterations=30_000,
     ),
 }
 SOLVER_NAMES = SOLVERS.keys()  # a live view: a solver registered later is named too
