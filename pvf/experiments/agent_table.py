@@ -165,6 +165,38 @@ def plot_agents(rows: Sequence[dict[str, Any]], path: str | Path, title: str) ->
     fig.savefig(path, dpi=120)
 
 
+def plot_particle_agents(
+    rows: Sequence[dict[str, Any]], references: dict[str, float], path: str | Path, title: str
+) -> None:
+    """The particle agent's NashConv against K (mean ± std over its seeds, per SPEC without its `k`), the
+    exact-range agents' figures (`references`: label -> NashConv) as horizontal lines."""
+    import numpy as np
+
+    groups: dict[str, dict[int, list[float]]] = {}
+    for r in rows:
+        spec = parse_agent(r["agent"].rsplit(" seed=", 1)[0])
+        rest = spec.label.replace(f"k={spec.k},", "")
+        groups.setdefault(rest, {}).setdefault(spec.k, []).append(float(r["nash_conv"]))
+    fig = Figure(figsize=(7.5, 4.5))
+    ax = fig.subplots()
+    for i, (label, by_k) in enumerate(sorted(groups.items())):
+        ks = sorted(by_k)
+        means = [np.mean(by_k[k]) for k in ks]
+        stds = [np.std(by_k[k], ddof=1) if len(by_k[k]) > 1 else 0.0 for k in ks]
+        ax.errorbar(ks, means, yerr=stds, marker="o", capsize=3, color=f"C{i}", label=label.removeprefix("particles:"))
+    for j, (label, value) in enumerate(references.items()):
+        ax.axhline(value, ls="--", color=f"C{len(groups) + j}", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K (particle draws per sample)")
+    ax.set_ylabel("agent's NashConv (full game, both seats)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", required=True, help="OpenSpiel game string or alias")
@@ -196,7 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_csv(rows, out)
-    plot_agents(rows, out.with_suffix(".png"), f"{tree.game_string}: the re-solving agent's exploitability")
+    title = f"{tree.game_string}: the re-solving agent's exploitability"
+    if rows and all(isinstance(parse_agent(r["agent"].rsplit(" seed=", 1)[0]), ParticleAgentSpec) for r in rows):
+        plot_particle_agents(rows, {}, out.with_suffix(".png"), title)
+    else:
+        plot_agents(rows, out.with_suffix(".png"), title)
     return 0
 
 
