@@ -371,8 +371,8 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
         else []
     )
     notes += [
-        f"pvf reproduce {figure}: --{name.replace('_', '-')} applies to `pvf reproduce {' and '.join(own)}` only; "
-        "ignored"
+        f"pvf reproduce {figure}: --{name.replace('_', '-')} applies to "
+        f"{' and '.join(f'`pvf reproduce {verb}`' for verb in own)} only; ignored"
         for name, (own, _) in OWN_FIGURE.items()
         if figure not in own
         and figure != "quality"

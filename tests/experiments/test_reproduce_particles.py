@@ -73,7 +73,8 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, me
     [
         (
             ["fig4", "--eval-every", "1024"],
-            "pvf reproduce fig4: --eval-every applies to `pvf reproduce fig3` only; ignored",
+            "pvf reproduce fig4: --eval-every applies to `pvf reproduce fig3` and `pvf reproduce quality` only; "
+            "ignored",
         ),
         (
             ["fig3", "--fractions", "1.0,0.5"],
