@@ -24,7 +24,7 @@ Building a `TeamTree`:
          remembered, so the team has perfect recall (in Trade Comm this is
          the paper's X^PR).
      Each map's keys are numbered in order of appearance (`keys[m] [D]`).
-  3. Children are stored padded (`children [N, W]`, -1 past the legal
+  3. Children are stored padded (`children [N, C]`, -1 past the legal
      actions) with the probability of the edge into each child where chance
      picks it (`chance_prob [N]`, 1 elsewhere); legal actions are numbered
      locally 0..A-1 in OpenSpiel's order, the same in every history of an
@@ -76,7 +76,7 @@ class TeamTree:
     """A common-payoff game's tree, nodes in breadth-first order (N nodes, D decision nodes, W = most actions).
 
     depth: [N] distance from the root.  parent: [N] parent node (-1 at the root).
-    children: [N, W] child node per local action (-1 past the legal ones, everywhere at terminals).
+    children: [N, C] child node per local action or chance outcome (-1 past the last, everywhere at terminals).
     chance_prob: [N] probability of the edge into the node if chance chose it, else 1.
     value: [N] the common payoff at terminal nodes, 0 elsewhere.
     decisions: [D] node index of each decision node.  actions: [D] its number of legal actions.
@@ -101,7 +101,8 @@ class TeamTree:
 
     @property
     def width(self) -> int:
-        return self.children.shape[1]
+        """W: the most legal actions at a decision node (chance nodes may have more children)."""
+        return int(self.actions.max())
 
 
 def load_team_game(game: str) -> pyspiel.Game:

@@ -88,7 +88,7 @@ class ProgressiveHiding:
         if penalty < 0 or not np.isfinite(penalty):
             raise PvfError(f"the penalty must be a finite number >= 0, got {penalty}")
         self.tree, self.penalty, self.runs = tree, float(penalty), runs
-        d_count, width = len(tree.decisions), tree.width
+        width = tree.width
         self.legal = np.arange(width) < tree.actions[:, None]  # [D, W]
         self.relaxed = tree.keys[info_map]
         self.original = tree.keys["original"]
@@ -97,13 +97,11 @@ class ProgressiveHiding:
         self.key_legal = np.zeros((tree.key_counts[info_map], width), dtype=bool)
         self.key_legal[self.relaxed] = self.legal
         n = len(tree.depth)
-        kids = tree.children[tree.decisions]  # [D, W]
+        kids = tree.children[tree.decisions, :width]  # [D, W]
         self.child = np.where(kids >= 0, kids, n)  # padding points at an extra zero column
         self.all_children = np.where(tree.children >= 0, tree.children, n)
         self.levels = [np.flatnonzero(tree.depth == lvl) for lvl in range(int(tree.depth.max()) + 1)]
         self.inner = [lvl[(tree.children[lvl] >= 0).any(axis=1)] for lvl in self.levels]
-        self.decision_row = np.full(n, -1)
-        self.decision_row[tree.decisions] = np.arange(d_count)
         rng = np.random.default_rng(seed)
         draw = rng.gamma(1.0, size=(runs, *self.key_legal.shape)) * self.key_legal
         uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)
@@ -130,10 +128,14 @@ class ProgressiveHiding:
             reach[:, lvl] = reach[:, self.tree.parent[lvl]] * edge[:, lvl]
         return reach
 
-    def group_mean(self, membership: sparse.csr_matrix, weights: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """E[values | group] under `weights` [R, D] (chance-weighted for groups of zero weight): [R, K, W]."""
+    def group_mean(
+        self, keys: np.ndarray, membership: sparse.csr_matrix, weights: np.ndarray, values: np.ndarray
+    ) -> np.ndarray:
+        """E[values | group] under `weights` [R, D] (chance-weighted for groups of zero weight): [R, K, W].
+
+        keys: [D] each decision node's group; membership: `_membership(keys, K)`."""
         empty = (membership @ weights.T).T <= 0.0  # [R, K]
-        weights = np.where(empty[:, _group_of(membership)], self.tree.chance_reach, weights)
+        weights = np.where(empty[:, keys], self.tree.chance_reach, weights)
         mass = (membership @ weights.T).T
         runs, d_count, width = values.shape
         flat = (weights[:, :, None] * values).transpose(1, 0, 2).reshape(d_count, runs * width)
@@ -148,7 +150,7 @@ class ProgressiveHiding:
         edge = self.edges(mu)
         reach = self.reach(edge)
         at = reach[:, tree.decisions]  # [R, D]
-        gamma_key = self.group_mean(self.to_original, at, mu)
+        gamma_key = self.group_mean(self.original, self.to_original, at, mu)
         gamma = gamma_key[:, self.original]
         diff = (mu - gamma) * self.legal
         distance = (diff**2).sum(axis=2)  # [R, D]
@@ -160,7 +162,7 @@ class ProgressiveHiding:
             kids = self.all_children[lvl]
             values[:, lvl] = (edge[:, kids] * values[:, kids]).sum(axis=2) - penalty[:, lvl]
         q = values[:, self.child] - 2.0 * self.penalty * diff
-        theta = self.group_mean(self.to_relaxed, at, q)
+        theta = self.group_mean(self.relaxed, self.to_relaxed, at, q)
         expected = (mu_key * theta).sum(axis=2, keepdims=True)
         self.regrets += (theta - expected) * self.key_legal
         terminal = reach[:, : len(tree.value)] @ tree.value
@@ -171,11 +173,6 @@ class ProgressiveHiding:
 def _membership(keys: np.ndarray, count: int) -> sparse.csr_matrix:
     """[K, D] 0/1 matrix: row k marks the decision nodes of key k."""
     return sparse.csr_matrix((np.ones(len(keys)), (keys, np.arange(len(keys)))), shape=(count, len(keys)))
-
-
-def _group_of(membership: sparse.csr_matrix) -> np.ndarray:
-    """[D] the group of each decision node (the transpose's row of each column)."""
-    return membership.tocsc().indices
 
 
 def progressive_hiding(
