@@ -21,7 +21,8 @@ and Leduc, OpenSpiel's NashConv against iterations and wall time
 
 `pvf experiment progressive-hiding` reproduces section 6 of "Learning in
 Games with Progressive Hiding": CFR against progressive hiding on
-Cooperative Matching Pennies and Trade Comm (pvf.experiments.progressive_hiding).
+Cooperative Matching Pennies, Trade Comm and Abstracted Tiny Bridge
+(pvf.experiments.progressive_hiding).
 """
 
 from __future__ import annotations
@@ -192,17 +193,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     abcs.set_defaults(func=run_abcs)
     hiding = experiments.add_parser(
         "progressive-hiding",
-        help="progressive hiding vs CFR on team games (Cooperative Matching Pennies, Trade Comm)",
+        help="progressive hiding vs CFR on team games (Cooperative Matching Pennies, Trade Comm, Tiny Bridge)",
         description='Section 6 of Heymann & Lanctot\'s "Learning in Games with Progressive Hiding" '
         "(pvf.experiments.progressive_hiding): CFR and progressive hiding (regret matching under the cheated or "
-        "recall information map, penalised toward implementability) on Cooperative Matching Pennies and Trade Comm "
-        "(2, 2); the projected policy's payoff per iteration, mean, 10%% quantile and success rate over runs. "
+        "recall information map, penalised toward implementability) on Cooperative Matching Pennies, Trade Comm "
+        "(2, 2) and Abstracted Tiny Bridge; the projected policy's payoff per iteration, mean, 10%% quantile, success "
+        "rate and best-so-far over runs. "
         "Writes DIR/progressive_hiding.csv and DIR/progressive_hiding.png.",
     )
-    hiding.add_argument("--games", default="cmp,trade_comm", help="comma-separated: cmp, trade_comm (default both)")
-    hiding.add_argument("--runs", type=int, default=None, help="runs per learner (default: cmp 1,000, trade_comm 100)")
     hiding.add_argument(
-        "--quick", action="store_true", help="a smoke run in seconds: 8 runs of 40 iterations per learner"
+        "--games",
+        default="cmp,trade_comm,tiny_bridge",
+        help="comma-separated: cmp, trade_comm, tiny_bridge (default all)",
+    )
+    hiding.add_argument(
+        "--runs", type=int, default=None, help="runs per learner (default: cmp 1,000, trade_comm 100, tiny_bridge 10)"
+    )
+    hiding.add_argument(
+        "--quick", action="store_true", help="a smoke run in seconds: 4 runs of 10 iterations per learner"
     )
     hiding.add_argument(
         "--out",
