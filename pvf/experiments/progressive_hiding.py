@@ -40,7 +40,7 @@ from pvf.solvers.progressive_hiding import progressive_hiding
 
 CMP_PENALTY = 0.05
 TRADE_COMM_PENALTY = 1.0
-TINY_BRIDGE_PENALTY = 10.0
+TINY_BRIDGE_PENALTY = 30.0
 
 
 @dataclass(frozen=True)
