@@ -1,0 +1,168 @@
+"""Section 6 of "Learning in Games with Progressive Hiding": CFR against progressive hiding on team games.
+
+For each game of `PROTOCOLS` and each learner (information map, penalty):
+  1. `runs` independent runs of `pvf.solvers.progressive_hiding` (regret
+     matching, full-width iterations, all runs batched), seeded by `seed`;
+     the learner "CFR" is the original map with penalty 0 (plain CFR on the
+     team game), the others learn under the "cheated" or "recall" map.
+  2. The learning outcome after each iteration is E_{gamma^t}[r], the payoff
+     of the projected, implementable policy (the paper's y-axis).
+  3. Per learner and iteration: the mean over runs, the 10% quantile, the
+     share of runs above the game's success threshold and the mean and
+     largest best-so-far outcome of a run make progressive_hiding.csv; progressive_hiding.png plots mean (full) and
+     10% quantile (dashed) against iterations, one panel per game.
+
+Cooperative Matching Pennies follows the paper's section 6.2: penalty
+0.05, success = an outcome above 0.95 after 400 iterations ("episodes").
+Trade Comm (m, n) = (2, 2) is OpenSpiel's `trade_comm(num_items=2)` (n
+items, as many utterances), from uniformly random initial policies as the
+paper's fig. 1; the paper gives no penalty for it, `TRADE_COMM_PENALTY` is
+ours. Abstracted Tiny Bridge is OpenSpiel's `tiny_bridge_2p` for 75
+iterations (the paper's 75 episodes), judged as its fig. 3 by the best
+outcome along a run; success = above 20.32, the best payoff without
+coordination (Sokota et al. 2021). The paper steered a dynamic penalty;
+`TINY_BRIDGE_PENALTY` is a constant of ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from pvf.errors import PvfError
+from pvf.games.team_tree import build_team_tree
+from pvf.solvers.progressive_hiding import progressive_hiding
+
+CMP_PENALTY = 0.05
+TRADE_COMM_PENALTY = 1.0
+TINY_BRIDGE_PENALTY = 30.0
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One game's experiment: its OpenSpiel string (or "cmp"), learners as name -> (information map, penalty),
+    iterations, success threshold on the outcome, and the initial policies' `perturbation` (see
+    `pvf.solvers.progressive_hiding`)."""
+
+    game: str
+    title: str
+    learners: dict[str, tuple[str, float]]
+    iterations: int
+    success: float
+    perturbation: float
+
+
+PROTOCOLS = {
+    "cmp": Protocol(
+        "cmp",
+        "Cooperative Matching Pennies",
+        {"CFR": ("original", 0.0), "PH recall": ("recall", CMP_PENALTY), "PH cheated": ("cheated", CMP_PENALTY)},
+        400,
+        0.95,
+        0.05,
+    ),
+    "trade_comm": Protocol(
+        "trade_comm(num_items=2)",
+        "Trade Comm (m, n) = (2, 2)",
+        {
+            "CFR": ("original", 0.0),
+            "PH recall": ("recall", TRADE_COMM_PENALTY),
+            "PH cheated": ("cheated", TRADE_COMM_PENALTY),
+        },
+        1000,
+        0.99,
+        1.0,
+    ),
+    "tiny_bridge": Protocol(
+        "tiny_bridge_2p",
+        "Abstracted Tiny Bridge",
+        {
+            "CFR": ("original", 0.0),
+            "PH recall": ("recall", TINY_BRIDGE_PENALTY),
+            "PH cheated": ("cheated", TINY_BRIDGE_PENALTY),
+        },
+        75,
+        20.32,
+        1.0,
+    ),
+}
+DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "tiny_bridge": 10}
+QUICK_RUNS, QUICK_ITERATIONS = 4, 10
+
+
+def parse_games(text: str) -> list[str]:
+    """`--games cmp,trade_comm,tiny_bridge` as a list; a one-line PvfError for a name not in `PROTOCOLS`."""
+    names = [g.strip() for g in text.split(",") if g.strip()]
+    if not names or any(g not in PROTOCOLS for g in names):
+        raise PvfError(f"--games takes a comma-separated subset of {', '.join(PROTOCOLS)}, got {text!r}")
+    return list(dict.fromkeys(names))
+
+
+def run_game(
+    name: str,
+    runs: int,
+    seed: int,
+    iterations: int | None = None,
+    on_learner: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every learner of game `name` (steps 1-3 of the module docstring): one row per learner and iteration."""
+    protocol = PROTOCOLS[name]
+    tree = build_team_tree(protocol.game)
+    horizon = iterations or protocol.iterations
+    rows = []
+    for learner, (info_map, penalty) in protocol.learners.items():
+        trace = progressive_hiding(tree, info_map, penalty, horizon, runs, seed, protocol.perturbation)
+        best = np.maximum.accumulate(trace.outcome, axis=1)
+        for t in range(horizon):
+            outcome = trace.outcome[:, t]
+            rows.append(
+                {
+                    "game": name,
+                    "learner": learner,
+                    "map": info_map,
+                    "penalty": penalty,
+                    "runs": runs,
+                    "iteration": t + 1,
+                    "mean": float(outcome.mean()),
+                    "q10": float(np.quantile(outcome, 0.1)),
+                    "success": float(np.mean(outcome > protocol.success)),
+                    "best_mean": float(best[:, t].mean()),
+                    "best_max": float(best[:, t].max()),
+                    "relaxed_mean": float(trace.relaxed[:, t].mean()),
+                }
+            )
+        if on_learner is not None:
+            on_learner(rows[-1])
+    return rows
+
+
+def final_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last iteration's row of every game and learner."""
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        last[row["game"], row["learner"]] = row
+    return list(last.values())
+
+
+def plot(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
+    """Mean outcome (full) and its 10% quantile (dashed) against iterations, one panel per game."""
+    games = list(dict.fromkeys(r["game"] for r in rows))
+    fig = Figure(figsize=(5 * len(games), 4), layout="constrained")
+    axes = fig.subplots(1, len(games), squeeze=False)[0]
+    for ax, game in zip(axes, games):
+        for i, learner in enumerate(dict.fromkeys(r["learner"] for r in rows if r["game"] == game)):
+            mine = [r for r in rows if r["game"] == game and r["learner"] == learner]
+            x = [r["iteration"] for r in mine]
+            ax.plot(x, [r["mean"] for r in mine], color=f"C{i}", label=f"{learner} (mean)")
+            ax.plot(x, [r["q10"] for r in mine], color=f"C{i}", linestyle="--", label=f"{learner} (10% quantile)")
+        ax.set_title(f"{PROTOCOLS[game].title}, {mine[0]['runs']} runs")
+        ax.set_xlabel("iterations")
+        ax.set_ylabel("payoff of the projected policy")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.savefig(path, dpi=110)

@@ -1,0 +1,103 @@
+"""Progressive hiding (pvf.solvers.progressive_hiding): penalty 0 is regret matching on the relaxed game,
+the original map is CFR whatever the penalty, Cooperative Matching Pennies separates CFR from hiding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pvf.errors import PvfError
+from pvf.experiments.progressive_hiding import final_rows, run_game
+from pvf.games.team_tree import build_team_tree
+from pvf.solvers.progressive_hiding import ProgressiveHiding, progressive_hiding
+
+
+@pytest.fixture(scope="module")
+def trade_comm():
+    return build_team_tree("trade_comm(num_items=2)")
+
+
+def _regret_matching(regrets, actions):
+    """Regret matching's decision from one key's regrets over its `actions` legal actions."""
+    positive = np.maximum(regrets[:actions], 0.0)
+    policy = np.zeros_like(regrets)
+    policy[:actions] = positive / positive.sum() if positive.sum() > 0 else 1.0 / actions
+    return policy
+
+
+def _regret_matching_reference(tree, keys, regrets, iterations):
+    """Regret matching on the game whose information sets are `keys`, one node at a time: the base learner.
+
+    Each key's reward is the action values' mean over its histories weighted by their reach (by chance's
+    reach alone where the policy never reaches the key)."""
+    regrets = regrets.copy()
+    row = {int(node): d for d, node in enumerate(tree.decisions)}
+    count = {int(keys[d]): int(a) for d, a in enumerate(tree.actions)}
+    for _ in range(iterations):
+        policy = np.array([_regret_matching(regrets[g], count[g]) for g in range(len(regrets))])
+        reach = np.zeros(len(tree.depth))
+        reach[0] = 1.0
+        for node in range(1, len(tree.depth)):
+            up = int(tree.parent[node])
+            k = list(tree.children[up]).index(node)
+            reach[node] = reach[up] * (policy[keys[row[up]], k] if up in row else tree.chance_prob[node])
+        value = tree.value.copy()
+        for node in reversed(range(len(tree.depth))):
+            kids = [int(c) for c in tree.children[node] if c >= 0]
+            if kids:
+                weights = policy[keys[row[node]], : len(kids)] if node in row else tree.chance_prob[kids]
+                value[node] = sum(w * value[c] for w, c in zip(weights, kids))
+        mass = np.zeros(len(regrets))
+        for d, node in enumerate(tree.decisions):
+            mass[keys[d]] += reach[node]
+        theta, total = np.zeros_like(regrets), np.zeros(len(regrets))
+        for d, node in enumerate(tree.decisions):
+            kids = [int(c) for c in tree.children[node] if c >= 0]
+            weight = reach[node] if mass[keys[d]] > 0 else tree.chance_reach[d]
+            theta[keys[d], : len(kids)] += weight * value[kids]
+            total[keys[d]] += weight
+        theta /= total[:, None]
+        legal = np.array([np.arange(regrets.shape[1]) < count[g] for g in range(len(regrets))])
+        regrets += (theta - (policy * theta).sum(axis=1, keepdims=True)) * legal
+    return np.array([_regret_matching(regrets[g], count[g]) for g in range(len(regrets))])
+
+
+@pytest.mark.parametrize("info_map", ["cheated", "recall"])
+def test_penalty_zero_is_regret_matching_on_the_relaxed_game(trade_comm, info_map):
+    solver = ProgressiveHiding(trade_comm, info_map, 0.0, runs=2, seed=3, perturbation=1.0)
+    start = solver.regrets[1].copy()
+    for _ in range(6):
+        solver.step()
+    reference = _regret_matching_reference(trade_comm, trade_comm.keys[info_map], start, 6)
+    np.testing.assert_allclose(solver.policy()[1], reference, atol=1e-10)
+
+
+def test_on_the_original_map_the_penalty_changes_nothing(trade_comm):
+    plain = progressive_hiding(trade_comm, "original", 0.0, 30, 4, seed=1)
+    penalised = progressive_hiding(trade_comm, "original", 5.0, 30, 4, seed=1)
+    np.testing.assert_allclose(penalised.outcome, plain.outcome, atol=1e-12)
+    assert np.all(plain.violation < 1e-20)
+
+
+def test_the_projected_policy_is_implementable_and_its_payoff_a_probability(trade_comm):
+    trace = progressive_hiding(trade_comm, "recall", 0.1, 20, 3, seed=0)
+    assert np.all((trace.outcome >= -1e-12) & (trace.outcome <= 1 + 1e-12))
+    np.testing.assert_allclose(trace.final_policy.sum(axis=2), 1.0)
+    assert np.all(trace.relaxed[:, -1] >= trace.outcome[:, -1] - 1e-9)  # the relaxed policy sees more
+
+
+def test_cooperative_matching_pennies_cfr_never_succeeds_and_hiding_does():
+    tree = build_team_tree("cmp")
+    assert tree.key_counts == {"original": 4, "cheated": 6, "recall": 6}
+    final = {r["learner"]: r for r in final_rows(run_game("cmp", runs=40, seed=0))}
+    assert final["CFR"]["success"] == 0.0 and final["CFR"]["mean"] == pytest.approx(0.75, abs=1e-3)  # Bob passes
+    assert final["PH recall"]["success"] > 0.9
+
+
+def test_bad_arguments_are_one_line_errors(trade_comm):
+    with pytest.raises(PvfError, match="information map"):
+        progressive_hiding(trade_comm, "psychic", 0.1, 5, 1, seed=0)
+    with pytest.raises(PvfError, match="penalty"):
+        progressive_hiding(trade_comm, "recall", -1.0, 5, 1, seed=0)
+    with pytest.raises(PvfError, match="common-payoff"):
+        build_team_tree("kuhn_poker")
