@@ -121,7 +121,7 @@ def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> 
 
 
 def solve_samples(spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto") -> list[dict]:
-    """`solve_sample` of each id, in order; the subgames solved together (module docstring, step 3)."""
+    """`solve_sample` of each id, in order, their subgames solved as one game (module docstring, end)."""
     loaded, _ = checked_game(spec.game)
     game = particle_engine(loaded, engine)
     out, pending = [], []

@@ -79,10 +79,6 @@ class DisjointGames:
             leaf_matrix=tuple(sp.csr_matrix((p.num_sequences, 0)) for p in players),
         )
 
-    @property
-    def num_games(self) -> int:
-        return len(self.root_offsets[0]) - 1
-
     def join_roots(self, per_game: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """Per player [B, R_n] of the union from each game's per player [B, R_n] (root beliefs, root labels …)."""
         return tuple(np.concatenate([g[n] for g in per_game], axis=-1) for n in (0, 1))  # type: ignore[return-value]
