@@ -1,10 +1,11 @@
 """Particle data, native kernel against OpenSpiel's walk: samples per second per core, on the same samples.
 
 For each K (16 and 64) this solves the same children-row samples (`pvf generate --particles K --rows
-children`, sample ids 1..N of seed 0; sample 0 warms both engines up) with the native engine and
-with the OpenSpiel engine (`pvf.games.engine`), in one process on one core, checks that both give the
-same rows bit for bit, and prints each engine's samples per second, the speed-up, and the share of
-a native sample's time spent in CFR+ (the targets' 100 iterations). Peak memory is the process's
+children`, sample ids 1..N of seed 0, as one task: their subgames in one CFR+ call, as a task of `pvf
+generate` solves them; its default task is 50 samples; sample 0 warms both engines up) with the native
+engine and with the OpenSpiel engine (`pvf.games.engine`), in one process on one core, checks that both
+give the same rows bit for bit, and prints each engine's samples per second, the speed-up, and the share
+of the native engine's time spent in CFR+ (the targets' 100 iterations). Peak memory is the process's
 (both engines, all settings).
 
 Run:
@@ -26,8 +27,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from pvf.datasets import particle_children, particle_tasks  # noqa: E402
-from pvf.datasets.particle_tasks import solve_sample  # noqa: E402
+from pvf.datasets import particle_tasks  # noqa: E402
+from pvf.datasets.particle_tasks import solve_samples  # noqa: E402
 from pvf.datasets.spec import ParticleSpec  # noqa: E402
 from pvf.games.paper import PARTICLE_GAMES  # noqa: E402
 
@@ -39,7 +40,7 @@ class CfrClock:
 
     def __init__(self):
         self.seconds = 0.0
-        self.real = particle_children.cfr_plus
+        self.real = particle_tasks.cfr_plus
 
     def __call__(self, *args, **kwargs):
         start = time.perf_counter()
@@ -49,7 +50,7 @@ class CfrClock:
             self.seconds += time.perf_counter() - start
 
     def install(self) -> None:
-        particle_children.cfr_plus = particle_tasks.cfr_plus = self
+        particle_tasks.cfr_plus = self
 
 
 def run_setting(spec: ParticleSpec, samples: int, clock: CfrClock) -> dict:
@@ -57,10 +58,10 @@ def run_setting(spec: ParticleSpec, samples: int, clock: CfrClock) -> dict:
     ids = range(1, samples + 1)
     seconds, cfr, outputs = {}, 0.0, {}
     for engine in ("native", "openspiel"):
-        solve_sample(spec, 0, engine)  # loads the game, builds caches
+        solve_samples(spec, [0], engine)  # loads the game, builds caches
         clock.seconds = 0.0
         start = time.perf_counter()
-        outputs[engine] = [solve_sample(spec, i, engine) for i in ids]
+        outputs[engine] = solve_samples(spec, ids, engine)
         seconds[engine] = (time.perf_counter() - start) / samples
         if engine == "native":
             cfr = clock.seconds / samples

@@ -26,7 +26,10 @@ strategy in place of the iterate:
      as the sweep's "targets" column solves leaves,
      `pvf.experiments.induced_targets`): counterfactual values, own reach
      excluded, so a zero-belief infostate's target is its value against the
-     opponent's belief (what its player's trunk regrets need).
+     opponent's belief (what its player's trunk regrets need). This module
+     poses that game (`pose_children`); `pvf.datasets.particle_tasks` solves
+     a task's games as one (`pvf.solvers.disjoint_games`) and hands each
+     its root values back (`PosedRows.solved`).
   4. `cf_reach` is each row's counterfactual reach in that PBS; `mass`
      is the importance-weighted estimate of each infostate's reach, Σ over
      drawn particles k and their continuations c into it of w_k·p(c).
@@ -34,6 +37,7 @@ strategy in place of the iterate:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,10 +48,11 @@ from pvf.games.engine import ParticleEngine
 from pvf.games.history_sampling import ParticleSample
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
-from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
-from pvf.solvers.guarded_values import best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
+from pvf.solvers.sequence_form import SequenceGame
+
+RootValues = tuple[np.ndarray, np.ndarray]  # per player [1, R_n] values of a sequence game's root infostates
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,6 +83,27 @@ class SolvedRows:
         if values[target] is None:
             raise PvfError(f"these rows were solved without {target!r} values")
         return values[target]
+
+
+@dataclass(frozen=True, eq=False)
+class PosedRows:
+    """One PBS's rows up to the solve: the sequence game whose root values are their targets.
+
+    game: the PBS's sequence game, solved to the end (rooted at a chance node over its histories).
+    root_beliefs: per player [1, R_n] the game's root beliefs.
+    guard_groups: per player [R_n] the public state of each root infostate: best-response targets are guarded
+        there (`pvf.solvers.guarded_values`); None where every root has belief, and the targets are plain best
+        responses to the average profile (its realization plan).
+    histories: the size of the PBS's tree.
+    solved: the rows from the game's per player [1, R_n] root values of the average profile, of the last
+        iterate and best-response root values (or None).
+    """
+
+    game: SequenceGame
+    root_beliefs: tuple[np.ndarray, np.ndarray]
+    guard_groups: tuple[np.ndarray, np.ndarray] | None
+    histories: int
+    solved: Callable[[RootValues, RootValues, RootValues | None], SolvedRows]
 
 
 def induced_subgames(
@@ -112,20 +138,15 @@ def induced_subgames(
     return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
 
 
-def solve_children(
+def pose_children(
     engine: ParticleEngine,
     sample: ParticleSample,
     strategy: LazyTrunkStrategy,
     depth: int,
-    cfr_iterations: int,
     max_histories: int,
     rng: np.random.Generator,
-    best_response: bool = False,
-) -> SolvedRows:
-    """Steps 1–4 for particles at move `depth` − 1; the rows are at move `depth`.
-
-    best_response: also the rows' best-response targets (a second, guarded solve).
-    """
+) -> PosedRows:
+    """Steps 1–3 up to the solve, for particles at move `depth` − 1; the rows are at move `depth`."""
     parents_tree, roots = engine.particle_tree(sample.particles, depth_limit=depth)
     parents, sigma = induced_roots(engine.induced_histories, parents_tree, roots, sample.own_reach)
     # the drawn particles among the parents: their importance weights carry into the children's mass
@@ -152,25 +173,26 @@ def solve_children(
         belief.append(b[rows[n]])
         mass.append(m[rows[n]])
     leaves = induced_subgames(engine, children_tree, (rows[0], rows[1]), max_histories)
-    roots = leaves.root_beliefs(belief[0][None], belief[1][None])
-    result = cfr_plus(leaves.game, cfr_iterations, root_beliefs=roots)
-    average = leaves.scatter(*result.root_values)
-    current = leaves.scatter(*result.current_root_values)
-    responses = None
-    if best_response:
-        values = best_response_targets(
-            leaves.game, cfr_plus, cfr_iterations, roots, leaves.root_public_states, solved=result
+
+    def solved(average: RootValues, current: RootValues, responses: RootValues | None) -> SolvedRows:
+        average, current = leaves.scatter(*average), leaves.scatter(*current)
+        tree = leaves.tree
+        return SolvedRows(
+            tree=tree,
+            public_state=int(tree.public_state[leaves.root_histories[0]]),
+            infostates=leaves.columns,
+            belief=(belief[0], belief[1]),
+            target=(average[0][0], average[1][0]),
+            target_current=(current[0][0], current[1][0]),
+            mass=(mass[0], mass[1]),
+            reach=leaves.reach,
+            target_best_response=None if responses is None else tuple(v[0] for v in leaves.scatter(*responses)),
         )
-        responses = tuple(v[0] for v in leaves.scatter(*values))
-    tree = leaves.tree
-    return SolvedRows(
-        tree=tree,
-        public_state=int(tree.public_state[leaves.root_histories[0]]),
-        infostates=leaves.columns,
-        belief=(belief[0], belief[1]),
-        target=(average[0][0], average[1][0]),
-        target_current=(current[0][0], current[1][0]),
-        mass=(mass[0], mass[1]),
-        reach=leaves.reach,
-        target_best_response=responses,
+
+    return PosedRows(
+        game=leaves.game,
+        root_beliefs=leaves.root_beliefs(belief[0][None], belief[1][None]),
+        guard_groups=leaves.root_public_states,
+        histories=leaves.tree.num_histories,
+        solved=solved,
     )

@@ -48,16 +48,23 @@ the history cap, the subgame, the rows):
      same histories and weights (`CounterfactualReach.opponent_features`).
   4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
      the sample's public state and its rows' infostates only.
+The samples of a task share one CFR+ call: their subgames (in separate
+trees, sharing nothing) are solved as one block-diagonal game
+(`pvf.solvers.disjoint_games`, up to `JOINT_HISTORIES` histories at a
+time), which gives each sample's values bit for bit as its own solve would
+and pays the solver's per-call overhead once (at K = 16 in Goofspiel-13 a
+sample's solve is ~500 sequences a player, far too small to amortise it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_children import SolvedRows, solve_children
+from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
@@ -69,7 +76,13 @@ from pvf.games.public_tree import PublicTree
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
+from pvf.solvers.disjoint_games import DisjointGames
+from pvf.solvers.guarded_values import best_response_targets
 from pvf.solvers.sequence_form import build_sequence_game
+
+# Samples of a task are solved together until their subgames hold this many histories (memory, not speed:
+# a Goofspiel-13 task of 50 samples at K = 16 is about 430,000; one sample at K = 256 up to 4 million).
+JOINT_HISTORIES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -104,9 +117,25 @@ def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> 
     """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features.
 
     engine: "auto", "native" or "openspiel" (`pvf.games.engine`): the same sample from either."""
-    options = spec.particles
+    return solve_samples(spec, [sample_id], engine)[0]
+
+
+def solve_samples(spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto") -> list[dict]:
+    """`solve_sample` of each id, in order, their subgames solved as one game (module docstring, end)."""
     loaded, _ = checked_game(spec.game)
     game = particle_engine(loaded, engine)
+    out, pending = [], []
+    for sample_id in sample_ids:
+        pending.append(_pose(spec, game, sample_id))
+        if sum(posed.histories for _, posed in pending) >= JOINT_HISTORIES:
+            out += _solve_jointly(spec, game, pending)
+            pending = []
+    return out + (_solve_jointly(spec, game, pending) if pending else [])
+
+
+def _pose(spec: GenerationSpec, game: ParticleEngine, sample_id: int) -> tuple[ParticleSample, PosedRows]:
+    """Steps 1–2 of one sample: its particles and the game whose solve gives its rows' targets."""
+    options = spec.particles
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
     at = spec.depth - 1 if options.rows == "children" else spec.depth
@@ -115,18 +144,32 @@ def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> 
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
         sample = game.sample_particles(strategy, history, options.count, rng)
     if options.rows == "children":
-        solved = solve_children(
-            game,
-            sample,
-            strategy,
-            spec.depth,
-            spec.cfr_iterations,
-            options.max_histories,
-            rng,
-            best_response=spec.target == "best_response",
-        )
-    else:
-        solved = _solve_particle_rows(spec, game, sample)
+        return sample, pose_children(game, sample, strategy, spec.depth, options.max_histories, rng)
+    return sample, _pose_particle_rows(spec, game, sample)
+
+
+def _solve_jointly(
+    spec: GenerationSpec, game: ParticleEngine, pending: Sequence[tuple[ParticleSample, PosedRows]]
+) -> list[dict]:
+    """Step 3 for the posed samples, their games as one (`DisjointGames`: each game's values bit for bit), and 4."""
+    posed = [p for _, p in pending]
+    joined = DisjointGames([p.game for p in posed])
+    beliefs = joined.join_roots([p.root_beliefs for p in posed])
+    result = cfr_plus(joined.game, spec.cfr_iterations, root_beliefs=beliefs)
+    responses = [None] * len(posed)
+    if spec.target == "best_response" and spec.particles.rows == "children":
+        groups = joined.join_labels([p.guard_groups for p in posed])
+        values = best_response_targets(joined.game, cfr_plus, spec.cfr_iterations, beliefs, groups, solved=result)
+        responses = joined.split(values)
+    elif spec.target == "best_response":  # every root infostate has belief (its weight): no guard
+        x, y = (p.T for p in result.average_realization)
+        responses = joined.split(best_response_root_values(joined.game, x, y))
+    parts = zip(pending, joined.split(result.root_values), joined.split(result.current_root_values), responses)
+    return [_sample(spec, game, sample, p.solved(a, c, r)) for (sample, p), a, c, r in parts]
+
+
+def _sample(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample, solved: SolvedRows) -> dict:
+    """Step 4: one sample's rows (player 1's, then player 2's), features and counts."""
     public, private = game.features(solved.tree, solved.public_state, solved.infostates)
     target = solved.of(spec.target)
     width = max(p.shape[1] for p in private)
@@ -149,15 +192,10 @@ def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> 
     }
 
 
-def _solve_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample) -> SolvedRows:
-    """Steps 2–3 with rows="particles": the particles' own infostates; target = root cfv / σ_n."""
+def _pose_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample) -> PosedRows:
+    """Step 2 with rows="particles": the particles' own infostates; target = root cfv / σ_n."""
     tree, roots, weights, located = _subgame(spec, game, sample)
     game_form = build_sequence_game(tree, root_histories=roots, root_weights=weights)
-    result = cfr_plus(game_form, spec.cfr_iterations)
-    responses = None
-    if spec.target == "best_response":  # every root infostate has belief (its weight): the guard changes nothing
-        x, y = (p.T for p in result.average_realization)
-        responses = best_response_root_values(game_form, x, y)
     infos = tuple(game_form.players[n].root_infostates for n in (0, 1))
     sigma, mass = [], []
     for n in (0, 1):
@@ -171,16 +209,26 @@ def _solve_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: Par
     values = lambda profile: tuple(profile[n][0] / sigma[n] for n in (0, 1))  # noqa: E731
     columns = tuple(np.searchsorted(infos[n], tree.infostate[roots, n]) for n in (0, 1))
     reach = CounterfactualReach(columns, tree.chance_reach[roots], (len(infos[0]), len(infos[1])))
-    return SolvedRows(
-        tree,
-        int(tree.public_state[roots[0]]),
-        infos,
-        tuple(sigma),
-        values(result.root_values),
-        values(result.current_root_values),
-        tuple(mass),
-        reach,
-        None if responses is None else values(responses),
+
+    def solved(average: RootValues, current: RootValues, responses: RootValues | None) -> SolvedRows:
+        return SolvedRows(
+            tree,
+            int(tree.public_state[roots[0]]),
+            infos,
+            tuple(sigma),
+            values(average),
+            values(current),
+            tuple(mass),
+            reach,
+            None if responses is None else values(responses),
+        )
+
+    return PosedRows(
+        game=game_form,
+        root_beliefs=tuple(np.ones((1, len(infos[n]))) for n in (0, 1)),
+        guard_groups=None,
+        histories=tree.num_histories,
+        solved=solved,
     )
 
 
@@ -206,7 +254,7 @@ def _subgame(
 
 def run_particle_task(spec: GenerationSpec, task: Task, engine: str = "auto") -> ParticleShard:
     """All samples of the task, in sample-id order (`engine`: `solve_sample`'s)."""
-    samples = [solve_sample(spec, i, engine) for i in range(task.trunk_lo, task.trunk_hi)]
+    samples = solve_samples(spec, range(task.trunk_lo, task.trunk_hi), engine)
     sizes = [len(s["belief"]) for s in samples]
     cat = lambda k: np.concatenate([s[k] for s in samples])  # noqa: E731
     return ParticleShard(

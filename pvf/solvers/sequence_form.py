@@ -96,6 +96,8 @@ class PlayerSequences:
 class SequenceGame:
     """A (sub)game in sequence form, rooted at a public state, maybe depth-limited.
 
+    tree: the tree it was built from; None for a union of games from several trees
+        (`pvf.solvers.disjoint_games`, whose root public state is -1 and histories empty).
     players: the two players' sequence trees.
     payoff: [S1, S2] CSR, A[σ1, σ2] = Σ chance_reach·u1 over terminals.
     payoff_t: [S2, S1] CSR, the transpose.
@@ -109,7 +111,7 @@ class SequenceGame:
     leaf_matrix: per player [S_n, J_n] CSR scattering leaf values into parent sequences.
     """
 
-    tree: PublicTree
+    tree: PublicTree | None
     root_public_state: int  # with root_histories: the first root history's public state
     depth_limit: int | None
     players: tuple[PlayerSequences, PlayerSequences]
