@@ -22,18 +22,17 @@ from pvf.errors import PvfError
 from pvf.games.public_tree import PublicTree
 
 
-class ResolvingBot(pyspiel.Bot):
-    """A `pyspiel.Bot` playing `player` by continual re-solving with `planner` (module docstring)."""
+class SeatBot(pyspiel.Bot):
+    """A `pyspiel.Bot` of one seat whose strategy at a state is `action_probabilities` (a function of the
+    state's history alone, so there is nothing to reset or track), its actions drawn by its own generator."""
 
-    def __init__(self, tree: PublicTree, planner: Planner, player: int, seed: int = 0):
+    def __init__(self, player: int, seed: int = 0):
         pyspiel.Bot.__init__(self)
-        self.tree = tree
         self.player = player
-        self.resolver = Resolver(tree, planner, player if planner.gadget else None)
         self.rng = np.random.default_rng(seed)
 
     def restart_at(self, state: pyspiel.State) -> None:
-        """Nothing to reset: decisions depend on the public path only (and are kept across games)."""
+        """Nothing to reset: decisions depend on the history only (and are kept across games)."""
 
     def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
         """Nothing to track: the bot reads the whole history at its next decision."""
@@ -50,6 +49,19 @@ class ResolvingBot(pyspiel.Bot):
 
     def step(self, state: pyspiel.State) -> int:
         return self.step_with_policy(state)[1]
+
+    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
+        """{action: probability} of the bot's strategy at the state, where its player acts."""
+        raise NotImplementedError
+
+
+class ResolvingBot(SeatBot):
+    """A `pyspiel.Bot` playing `player` by continual re-solving with `planner` (module docstring)."""
+
+    def __init__(self, tree: PublicTree, planner: Planner, player: int, seed: int = 0):
+        SeatBot.__init__(self, player, seed)
+        self.tree = tree
+        self.resolver = Resolver(tree, planner, player if planner.gadget else None)
 
     def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
         """{action: probability} of the bot's strategy at the state (its player must be the one to act)."""
@@ -69,34 +81,17 @@ class ResolvingBot(pyspiel.Bot):
         return int(history[0])
 
 
-class ParticleBot(pyspiel.Bot):
+class ParticleBot(SeatBot):
     """A `pyspiel.Bot` playing `player` by re-solving on particle beliefs (`pvf.agents.particle_agent`): its
     strategy at a state is the `ParticleResolver`'s decision at its infostate, read from the state's history
-    (its public observations and the player's own actions only), and its action is drawn by its own generator."""
+    (its public observations and the player's own actions only)."""
 
     def __init__(self, resolver: ParticleResolver, seed: int = 0):
-        pyspiel.Bot.__init__(self)
+        SeatBot.__init__(self, resolver.seat, seed)
         self.resolver = resolver
-        self.player = resolver.seat
-        self.rng = np.random.default_rng(seed)
 
-    def restart_at(self, state: pyspiel.State) -> None:
-        """Nothing to reset: decisions depend on the infostate only (and are kept across games)."""
-
-    def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
-        """Nothing to track: the bot reads its infostate from the history at its next decision."""
-
-    def provides_policy(self) -> bool:
-        return True
-
-    def step_with_policy(self, state: pyspiel.State) -> tuple[list[tuple[int, float]], int]:
-        """The strategy at the state's infostate [(action, probability)] and an action sampled from it."""
+    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
+        """{action: probability} of the bot's strategy at the state (its player must be the one to act)."""
         if state.current_player() != self.player:
             raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
-        probs = self.resolver.decide(tuple(state.history())).strategy
-        actions = sorted(probs)
-        p = np.array([probs[a] for a in actions])
-        return [(a, probs[a]) for a in actions], int(self.rng.choice(actions, p=p / p.sum()))
-
-    def step(self, state: pyspiel.State) -> int:
-        return self.step_with_policy(state)[1]
+        return self.resolver.decide(tuple(state.history())).strategy

@@ -134,7 +134,7 @@ def test_matches_agree_with_the_exact_expected_return_and_every_openspiel_bot_pl
     from the assembled policy (OpenSpiel's `expected_returns`, both seats); `ismcts` and `mcts` play too."""
     command = [sys.executable, "-m", "pvf.cli", "play", "--game", "kuhn_poker", "--agent", "resolve:depth=3", "--json"]
     report = json.loads(
-        subprocess.run([*command, "--opponent", "random", "--games", "2000"], capture_output=True, check=True).stdout
+        subprocess.run([*command, "--opponent", "random", "--games", "1000"], capture_output=True, check=True).stdout
     )
     policy, _ = agent_policy(kuhn, make_planner(parse_agent("resolve:depth=3"), kuhn))
     agent = to_openspiel(policy)
