@@ -96,22 +96,20 @@ class ParticlePlanner:
 class ParticleDecision:
     """The agent's decision at one of its infostates, and what the next decision on its path starts from.
 
+    infostate: the agent's decision string there (the key of `ParticleResolver.cache`).
     strategy: {action: probability} at the infostate; memory: the strategies known after this solve;
     public, own: the samples of the public state and (unscaled, `own_sample`) of the infostate;
     own_reach: π_i of the infostate; taken: {the agent's past decision strings: index of the action taken}.
-    regenerated: whether a sample was drawn afresh here although an earlier one existed.
-    particles: distinct particles the solve used.
     covers: the agent's decision strings in the trunk of the solve it follows (`replan="horizon"`).
     """
 
+    infostate: str
     strategy: dict[int, float]
     memory: StrategyMemory
     public: ParticleSample | None
     own: ParticleSample | None
     own_reach: float
     taken: dict[str, int]
-    regenerated: bool
-    particles: int
     covers: frozenset[str] = frozenset()
 
 
@@ -159,15 +157,15 @@ class ParticleResolver:
             last = self.decide(before)
             memory, public, own, own_reach, taken = last.memory, last.public, last.own, 0.0, last.taken
             if last.own_reach > 0.0:
-                legal, where = sorted(last.strategy), self.engine.information_state_string(before, self.seat)
+                legal = sorted(last.strategy)
                 k = legal.index(history[len(before)])
-                taken = {**last.taken, where: k}
-                own_reach = last.own_reach * float(memory(where, len(legal))[k])
+                taken = {**last.taken, last.infostate: k}
+                own_reach = last.own_reach * float(memory(last.infostate, len(legal))[k])
         if own_reach <= 0.0:  # the seat never reaches this infostate: its strategy there changes nothing
-            decision = ParticleDecision({}, memory, public, own, 0.0, taken, False, 0)
+            decision = ParticleDecision(key, {}, memory, public, own, 0.0, taken)
         elif move > 0 and self.planner.replan == "horizon" and key in last.covers:
             strategy = _normalised(memory.policy[key])  # the samples are filtered at the next solve, rounds at once
-            decision = ParticleDecision(strategy, memory, public, own, own_reach, taken, False, 0, last.covers)
+            decision = ParticleDecision(key, strategy, memory, public, own, own_reach, taken, last.covers)
         else:
             decision = self._solve(history, key, memory, public, own, own_reach, taken)
         self.cache[key] = decision
@@ -212,10 +210,7 @@ class ParticleResolver:
             raise PvfError(f"the particle subgame lacks the agent's infostate {key!r}")
         memory = memory.extended({**policies[0], **policies[1]})
         strategy = _normalised(policies[self.seat][key])
-        covers = frozenset(policies[self.seat])
-        return ParticleDecision(
-            strategy, memory, public, own, own_reach, taken, regenerated or again, len(particles), covers
-        )
+        return ParticleDecision(key, strategy, memory, public, own, own_reach, taken, frozenset(policies[self.seat]))
 
 
 def _normalised(probs: dict[int, float]) -> dict[int, float]:
