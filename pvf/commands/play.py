@@ -169,21 +169,21 @@ def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
 
     game = loaded.sequential
 
-    def other(player: int):
+    def openspiel_bot(player: int):
         if args.opponent == "human":
             return HumanBot(player)
         if args.opponent == "random":
             return pyspiel.make_uniform_random_bot(player, args.seed + 1)
+        evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
         if args.opponent == "ismcts":
-            evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
             return pyspiel.ISMCTSBot(args.seed + 1, evaluator, 2.0, 1000)
-        if args.opponent == "mcts":
-            evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
-            return pyspiel.MCTSBot(game, evaluator, 2.0, 1000, 1000, False, args.seed + 1, False)
-        return _bot(opponent, loaded, tree, player, args.seed + 1)
+        return pyspiel.MCTSBot(game, evaluator, 2.0, 1000, 1000, False, args.seed + 1, False)
 
-    agents = [_bot(spec, loaded, tree, p, args.seed) for p in (0, 1)]
-    opponents = [other(p) for p in (0, 1)]
+    agents = _bots(spec, loaded, tree, args.seed)
+    if opponent is None:
+        opponents = [openspiel_bot(p) for p in (0, 1)]
+    else:
+        opponents = _bots(opponent, loaded, tree, args.seed + 1)
     returns, moves, seconds = [], 0, 0.0
     for i in tqdm(range(args.games), desc="pvf play", unit="game", disable=not progress_wanted(args)):
         seat = i % 2
@@ -208,15 +208,17 @@ def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
     }
 
 
-def _bot(spec, loaded, tree, player: int, seed: int):
-    """The pvf agent a SPEC names, as a `pyspiel.Bot` of `player`."""
+def _bots(spec, loaded, tree, seed: int) -> list:
+    """The pvf agent a SPEC names as a `pyspiel.Bot` of each seat, both on one planner (a checkpoint loaded once)."""
     from pvf.agents.bot import ParticleBot, ResolvingBot
     from pvf.agents.particle_agent import ParticleResolver
     from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
 
     if isinstance(spec, AgentSpec):
-        return ResolvingBot(tree, make_planner(spec, tree), player, seed)
-    return ParticleBot(ParticleResolver(loaded, make_particle_planner(spec, loaded), player, seed), seed)
+        planner = make_planner(spec, tree)
+        return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
+    planner = make_particle_planner(spec, loaded)
+    return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]
 
 
 def _timed(bot):
