@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from pvf.errors import PvfError
-from pvf.solvers.sequence_form import Level, PlayerSequences, SequenceGame
+from pvf.solvers.sequence_form import PlayerSequences, SequenceGame, level_of
 
 
 class DisjointGames:
@@ -144,16 +144,16 @@ def _join_players(players: Sequence[PlayerSequences]) -> tuple[PlayerSequences, 
         group_starts = [info_maps[g][lv.info_lo] - info_lo + lv.group_starts for g, lv in block]
         group_parents = [maps[g][lv.group_parents] for g, lv in block]
         levels.append(
-            Level(
-                info_lo=info_lo,
-                info_hi=info_hi,
-                seq_lo=seq_lo,
-                seq_hi=seq_hi,
-                starts=info_start[info_lo:info_hi] - seq_lo,
-                seq_info=seq_info[seq_lo:seq_hi] - info_lo,
-                seq_parent=seq_parent[seq_lo:seq_hi],
-                group_starts=np.concatenate(group_starts),
-                group_parents=np.concatenate(group_parents),
+            level_of(
+                info_lo,
+                info_hi,
+                seq_lo,
+                seq_hi,
+                info_start,
+                seq_info,
+                seq_parent,
+                np.concatenate(group_starts),
+                np.concatenate(group_parents),
             )
         )
     union = PlayerSequences(

@@ -50,6 +50,32 @@ class Level:
     group_parents: np.ndarray
 
 
+def level_of(
+    info_lo: int,
+    info_hi: int,
+    seq_lo: int,
+    seq_hi: int,
+    info_start: np.ndarray,
+    seq_info: np.ndarray,
+    seq_parent: np.ndarray,
+    group_starts: np.ndarray,
+    group_parents: np.ndarray,
+) -> Level:
+    """The `Level` of infostates [info_lo, info_hi) and sequences [seq_lo, seq_hi), cut from the player's
+    whole arrays (info_start [I], seq_info [S], seq_parent [S]) and made relative to the level."""
+    return Level(
+        info_lo=info_lo,
+        info_hi=info_hi,
+        seq_lo=seq_lo,
+        seq_hi=seq_hi,
+        starts=info_start[info_lo:info_hi] - seq_lo,
+        seq_info=seq_info[seq_lo:seq_hi] - info_lo,
+        seq_parent=seq_parent[seq_lo:seq_hi],
+        group_starts=group_starts,
+        group_parents=group_parents,
+    )
+
+
 @dataclass(frozen=True, eq=False)
 class PlayerSequences:
     """One player's sequence tree in a (sub)game.
@@ -344,17 +370,7 @@ def _player_sequences(
     seq_of[hist, n] = sequence_of(key[hist], start)
     info_depth = tree.depth[tree.infostate_history[n][infos]] if len(infos) else np.zeros(0, np.int64)
     level_objs = tuple(
-        Level(
-            info_lo=lo,
-            info_hi=hi,
-            seq_lo=slo,
-            seq_hi=shi,
-            starts=starts[lo:hi] - slo,
-            seq_info=seq_info[slo:shi] - lo,
-            seq_parent=seq_parent[slo:shi],
-            group_starts=gstart,
-            group_parents=gparent,
-        )
+        level_of(lo, hi, slo, shi, starts, seq_info, seq_parent, gstart, gparent)
         for lo, hi, slo, shi, gstart, gparent in levels
     )
     return PlayerSequences(
