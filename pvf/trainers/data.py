@@ -2,8 +2,11 @@
 
 1. `PbsTorchDataset` serves samples (PBSs) by row of the file. The file is opened
    lazily on the first access in each process and its columns read
-   into memory (a Leduc depth-7 file of 54,000 samples is about 30 MB); no
-   open handle is ever pickled, so it works with spawned DataLoader workers.
+   into memory (a Leduc depth-7 file of 54,000 samples is about 30 MB), once
+   per process and file: datasets of one file (an ensemble's members, their
+   training and validation splits) share one copy while any of them holds
+   it (Goofspiel-5's 500,000-PBS file is gigabytes in memory). No open
+   handle is ever pickled, so it works with spawned DataLoader workers.
    The DataLoader fetches a batch with one `__getitems__` call: the batch's
    rows gathered with index arrays into a flat `PbsRows`, not B samples.
 2. `PbsCollate` turns a list of samples into the same flat `PbsRows` (and
@@ -16,6 +19,7 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
@@ -66,6 +70,33 @@ class _Columns:
             raise PvfError(f"{path}: beliefs or targets hold NaN or infinity")
 
 
+_LOADED: weakref.WeakValueDictionary[tuple[str, int, int, str], _Columns] = weakref.WeakValueDictionary()
+
+
+def file_version(path: str | Path) -> tuple[str, int, int]:
+    """(resolved path, modification time in ns, size): what keys a file's contents in the process's caches."""
+    stat = Path(path).stat()
+    return str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size
+
+
+def num_samples(path: str | Path) -> int:
+    """The number of samples (PBSs) in the dataset file at `path`."""
+    with PBSDataset(path) as ds:
+        return ds.num_samples
+
+
+def _load_columns(path: str, target: str) -> _Columns:
+    """The columns of `path` for `target`, shared with every dataset of this process that holds them.
+
+    A file rewritten since (another `file_version`) is read again.
+    """
+    key = (*file_version(path), target)
+    columns = _LOADED.get(key)
+    if columns is None:
+        columns = _LOADED[key] = _Columns(path, target)
+    return columns
+
+
 class PbsTorchDataset(Dataset):
     """Samples `rows` of the PBS file at `path`; item i is a `PbsSample`."""
 
@@ -86,7 +117,7 @@ class PbsTorchDataset(Dataset):
     @property
     def columns(self) -> _Columns:
         if self._columns is None:
-            self._columns = _Columns(self.path, self.target)
+            self._columns = _load_columns(self.path, self.target)
         return self._columns
 
     def __getitem__(self, i: int) -> PbsSample:

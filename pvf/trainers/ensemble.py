@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +57,11 @@ from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 from pvf.nets.stacked import StackedNets
-from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.trainers.data import PbsTorchDataset, file_version, num_samples, split_by_trunk
 from pvf.trainers.denormals import flush_denormals
 from pvf.trainers.graph_step import GraphStep
 from pvf.trainers.module import ValueFunctionModule
-from pvf.trainers.preloaded import ENCODE_CHUNK, Preloaded, to_device
+from pvf.trainers.preloaded import ENCODE_CHUNK, Preloaded, shared_samples, to_device
 from pvf.valuefn.architecture import Batch
 from pvf.valuefn.checkpoint import value_function_meta
 from pvf.valuefn.encoding import PbsRows
@@ -192,7 +192,7 @@ class EnsembleTrainer:
         self.layout = first.layout
         self.nets = StackedNets([m.net.to(dtype) for m in modules], backend).to(self.device)
         self.samplers = [MemberSampler(len(d.rows), batch_size, s) for d, s in zip(self.data, self.seeds)]
-        self.preloaded = Preloaded(self._training_sets(), self.device, dtype) if preload else None
+        self.preloaded = self._preload() if preload else None
         on_cuda = self.device.type == "cuda"
         if cuda_graph is None:
             cuda_graph = on_cuda and preload
@@ -243,13 +243,31 @@ class EnsembleTrainer:
         modules = [build_member(architecture, layouts[0], s, **model_args) for s in seeds]
         return cls(modules, data, seeds, batch_size, max_steps, device, dtype, backend, preload, cuda_graph)
 
-    def _training_sets(self) -> Iterator[Iterator[Batch]]:
-        """Each member's training set encoded (on the CPU) in chunks of `ENCODE_CHUNK` samples, lazily."""
-        for d in self.data:
-            yield (
-                self.encode(d.dataset.__getitems__(np.arange(start, min(start + ENCODE_CHUNK, len(d.rows)))))
-                for start in range(0, len(d.rows), ENCODE_CHUNK)
-            )
+    def _preload(self) -> Preloaded:
+        """The members' training sets as rows of their files' samples, shared with the process's other trainers.
+
+        Each distinct (file, target) is encoded whole, once, in chunks of `ENCODE_CHUNK` samples; member k's
+        training sample i is its file's row `data[k].rows[i]`.
+        """
+        sources = list(dict.fromkeys((d.path, d.dataset.target) for d in self.data))  # distinct, in member order
+        datasets = [PbsTorchDataset(path, np.arange(num_samples(path)), target) for path, target in sources]
+        versions = tuple((*file_version(path), target) for path, target in sources)
+        key = (versions, type(self.architecture).__name__, repr(dict(self.modules[0].hparams)), str(self.device))
+        samples = shared_samples(
+            (*key, self.dtype, ENCODE_CHUNK),
+            lambda: (
+                (
+                    self.encode(d.__getitems__(np.arange(start, min(start + ENCODE_CHUNK, len(d)))))
+                    for start in range(0, len(d), ENCODE_CHUNK)
+                )
+                for d in datasets
+            ),
+            self.device,
+            self.dtype,
+        )
+        offsets = dict(zip(sources, samples.offsets))
+        lookups = [offsets[(d.path, d.dataset.target)] + d.rows for d in self.data]
+        return Preloaded(samples, lookups, self.device)
 
     def encode(self, rows: PbsRows) -> Batch:
         """PBS rows as the architecture's tensors (on the CPU)."""

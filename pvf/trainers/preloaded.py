@@ -2,9 +2,16 @@
 
 A step's batch is then a gather: no encoding and no host-to-device copy of
 samples per step (`EnsembleTrainer(preload=True)`).
-  1. Members back to back: member k's sample i is row `offsets[k] + i`; a
-     tensor whose second axis differs between members (the particle sets)
-     is zero-padded to the widest (padding is masked, so no value changes).
+  1. Sources back to back (`EncodedSamples`): each distinct data file's
+     samples once, however many members train on it; member k's sample i
+     is the row `lookups[k][i]`. A tensor whose second axis differs between
+     sources or chunks (the particle sets) is zero-padded to the widest
+     (padding is masked, so no value changes). The encoded samples are
+     shared by every trainer of the process that asks for the same files
+     and encoding (`shared_samples`): an ensemble trained in groups of one
+     member (the CPU default for large nets) holds one copy of a shared
+     file, not one per member (Goofspiel-5's 500,000-PBS recipe file: one
+     positional copy is about 2.5 GB).
   2. Repeated rows stored once: a particle set's feature rows repeat across
      samples (Goofspiel-5 at depth 3: 3.2 million rows of 99 features per
      member, 1,837 of them distinct; 1.28 GB a member as dense float32). A
@@ -23,7 +30,8 @@ samples per step (`EnsembleTrainer(preload=True)`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,18 +53,19 @@ def to_device(batch: Batch, device: torch.device | str, dtype: torch.dtype) -> B
     }
 
 
-class Preloaded:
-    """The encoded training sets of all members, back to back (module docstring).
+class EncodedSamples:
+    """Encoded samples of several sources back to back (module docstring, 1 and 2).
 
-    members: in member order, each member's training set as encoded batches (`Architecture.encode_batch`)
-        of consecutive samples; iterators, so that each batch is compressed before the next is encoded.
+    sources: in order, each source's samples as encoded batches (`Architecture.encode_batch`) of
+        consecutive samples; iterators, so that each batch is compressed before the next is encoded.
+    `offsets[j]` is the row of source j's first sample.
     """
 
-    def __init__(self, members: Iterable[Iterable[Batch]], device: torch.device, dtype: torch.dtype) -> None:
+    def __init__(self, sources: Iterable[Iterable[Batch]], device: torch.device, dtype: torch.dtype) -> None:
         columns: dict[str, list[Tensor]] = {}
         tables: dict[str, list[Tensor]] = {}  # key -> the padding row, then each chunk's table [U_c, F]
         sizes = []
-        for chunks in members:
+        for chunks in sources:
             sizes.append(0)
             for chunk in chunks:
                 sizes[-1] += len(next(iter(chunk.values())))
@@ -69,9 +78,6 @@ class Preloaded:
         self.rows = to_device(rows, device, dtype)
         self.tables = to_device(merged, device, dtype)
         self.offsets = np.cumsum([0] + sizes)[:-1]
-        self.device = device
-        self._ring: list[tuple[Tensor, Any]] = []
-        self._turn = 0
 
     @staticmethod
     def _add(chunk: Batch, columns: dict[str, list[Tensor]], tables: dict[str, list[Tensor]]) -> None:
@@ -85,12 +91,46 @@ class Preloaded:
             columns.setdefault(key, []).append(value)
 
     def select(self, index: Tensor) -> Batch:
-        """The preloaded rows `index` [R] (on the device) as a batch `[R, ...]`: the dense tensors' rows."""
+        """The rows `index` [R] (on the device) as a batch `[R, ...]`: the dense tensors' rows."""
         batch = {key: value.index_select(0, index) for key, value in self.rows.items()}
         for key, table in self.tables.items():
             rows = batch[key]  # [R, N] places in the table
             batch[key] = table.index_select(0, rows.reshape(-1)).reshape(*rows.shape, table.shape[1])
         return batch
+
+
+_SHARED: weakref.WeakValueDictionary[Hashable, EncodedSamples] = weakref.WeakValueDictionary()
+
+
+def shared_samples(
+    key: Hashable, sources: Callable[[], Iterable[Iterable[Batch]]], device: torch.device, dtype: torch.dtype
+) -> EncodedSamples:
+    """The `EncodedSamples` of `sources()` under `key`, encoded once per process while any trainer holds them.
+
+    key: whatever fixes the encoded values (the files and their versions, the encoding, device and dtype).
+    """
+    samples = _SHARED.get(key)
+    if samples is None:
+        samples = _SHARED[key] = EncodedSamples(sources(), device, dtype)
+    return samples
+
+
+class Preloaded:
+    """Members' training sets as rows of `samples` (see the module docstring).
+
+    lookups: per member, `[n_k]` the row of each of its training samples in `samples`.
+    """
+
+    def __init__(self, samples: EncodedSamples, lookups: Sequence[np.ndarray], device: torch.device) -> None:
+        self.samples = samples
+        self.lookups = [np.asarray(lookup, dtype=np.int64) for lookup in lookups]
+        self.device = device
+        self._ring: list[tuple[Tensor, Any]] = []
+        self._turn = 0
+
+    def select(self, index: Tensor) -> Batch:
+        """The rows `index` [R] of the samples (on the device) as a batch `[R, ...]`."""
+        return self.samples.select(index)
 
     def gather(self, positions: Sequence[np.ndarray]) -> Batch:
         """Members' batches (positions in their training sets) as `[S·B, ...]`."""
@@ -98,7 +138,7 @@ class Preloaded:
 
     def index(self, positions: Sequence[np.ndarray]) -> Tensor:
         """The rows `[S·B]` of members' batches (positions in their training sets), on the device."""
-        return self._to_device(np.concatenate([o + p for o, p in zip(self.offsets, positions)]))
+        return self._to_device(np.concatenate([lookup[p] for lookup, p in zip(self.lookups, positions)]))
 
     def _to_device(self, index: np.ndarray) -> Tensor:
         if self.device.type != "cuda":
