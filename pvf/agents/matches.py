@@ -5,7 +5,8 @@ Game i seats the agent as player i mod 2 and is played by OpenSpiel's
 (`random`, `ismcts[:sims=N]`, `mcts`) is built afresh for each game from
 that game's seed, and a pvf agent's decisions are functions of its
 infostates (seeded by them, `pvf.agents.particle_agent`,
-`pvf.agents.resolving`), so game i's result does not depend on the games
+`pvf.agents.resolving`) and its draws from them are reseeded per game
+(`SeatBot.reseed`, from the game's seed), so game i's result does not depend on the games
 played before it in the process: a match can be cut into pieces, resumed
 or extended (`pvf.experiments.match_table`) and gives the same games.
 The agent's seconds per move are its own decisions' wall time.
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyspiel
 
+from pvf.agents.bot import SeatBot
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
 
@@ -99,6 +101,9 @@ def play_games(
         seat = i % 2
         timed = _Timed(agents[seat])
         others = opponents(i)
+        for k, bot in enumerate((agents[seat], *others)):
+            if isinstance(bot, SeatBot):
+                bot.reseed(game_seed(seed, i) * 3 + k)
         bots = [timed, others[1]] if seat == 0 else [others[0], timed]
         result = pyspiel.evaluate_bots(loaded.sequential.new_initial_state(), bots, game_seed(seed, i))
         yield GameResult(i, seat, float(result[seat]), timed.moves, timed.seconds)
