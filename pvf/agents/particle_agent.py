@@ -14,7 +14,9 @@ infostate I in the public state S at the start of move r:
      (`depth`; from there on, to the end of the game) or `horizon` moves
      below r. The particle tree stops at the limit unless the leaves are
      the exact oracle, which solves the game below them.
-  3. Solved by CFR+ with the leaf evaluator at the depth limit (the exact
+  3. Solved by CFR+ (or another registered solver: with MMD's last iterate
+     this is decision-time MMD search on the particle subgame, its magnet
+     the uniform strategy) with the leaf evaluator at the depth limit (the exact
      oracle; a trained particle or attention network, in the game-root
      convention it was trained in; the value of uniform random play from
      each leaf history, `pvf.games.rollouts`; a constant).
@@ -60,7 +62,8 @@ from pvf.games.history_sampling import ParticleSample
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
-from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator, Solver
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories, sparse_trunk_strategy
 from pvf.solvers.trunk_solver import Trunk, player_policies
@@ -82,6 +85,7 @@ class ParticlePlanner:
         False: it stops at the depth limit.
     game_root: the evaluator takes the game-root convention of a trained network (`ScaledEvaluator`).
     iterations: CFR+ iterations per solve; explore: the memory's mix with uniform (`StrategyMemory`).
+    solver: the trunk solver (`pvf.solvers.registry`; default CFR+, its average strategy).
     engine: the particle engine ("auto", "native", "openspiel"; the same decisions from each).
     replan: "horizon" (follow the last solve's strategy where its trunk holds the agent's infostate, solve
         again where play leaves it) or "every" (solve at every decision).
@@ -98,6 +102,7 @@ class ParticlePlanner:
     explore: float = 0.01
     engine: str = "auto"
     replan: str = "horizon"
+    solver: Solver = cfr_plus
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,6 +221,7 @@ class ParticleResolver:
             planner.leaves(setting),
             planner.iterations,
             planner.game_root,
+            planner.solver,
         )
         self.solves += 1
         policies = [

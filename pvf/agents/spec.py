@@ -9,7 +9,7 @@
               | leaves (oracle, zero, rollout or PATH.ckpt; default oracle)
               | depth | horizon (the trunk leaves this many moves below each solve's root, instead of depth)
               | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
-              | replan (horizon, the default, or every)
+              | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD search)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
 defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
@@ -53,7 +53,7 @@ from pvf.solvers.trunk_solver import Trunk
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
-PARTICLE_KEYS = ("k", "leaves", "depth", "horizon", "iterations", "min_live", "explore", "engine", "replan")
+PARTICLE_KEYS = ("k", "leaves", "depth", "horizon", "iterations", "min_live", "explore", "engine", "replan", "solver")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
 ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
 
@@ -95,6 +95,7 @@ class ParticleAgentSpec:
     explore: float = 0.01
     engine: str = "auto"
     replan: str = "horizon"
+    solver: str = "cfr+"
 
     @property
     def label(self) -> str:
@@ -104,6 +105,7 @@ class ParticleAgentSpec:
         return (
             f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
             f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
+            + ("" if self.solver == "cfr+" else f",solver={self.solver}")
         )
 
 
@@ -154,7 +156,7 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
             raise PvfError(f"agent {text!r}: explore takes a number, got {fields['explore']!r}") from None
         if not 0.0 <= values["explore"] <= 1.0:
             raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
-    for key, allowed in (("engine", ENGINES), ("replan", REPLANS)):
+    for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS))):
         if key in fields:
             if fields[key] not in allowed:
                 raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
@@ -262,6 +264,7 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         explore=spec.explore,
         engine=spec.engine,
         replan=spec.replan,
+        solver=get_solver(spec.solver),
     )
 
 

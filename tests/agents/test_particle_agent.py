@@ -70,6 +70,9 @@ def test_particle_specs_and_their_refusals():
         k=4, depth=1, min_live=0, explore=0.0, engine="native", replan="every"
     )
     assert parse_agent("particles:leaves=rollout,horizon=2") == ParticleAgentSpec(leaves="rollout", horizon=2)
+    mmd = parse_agent("particles:leaves=zero,horizon=1,solver=mmd")
+    assert mmd.solver == "mmd" and mmd.label.endswith(",solver=mmd")
+    assert make_particle_planner(mmd, cached_tree(GOOF4).loaded).solver.func.__name__ == "mmd"
     for bad, message in [
         ("particles:leaves=targets", "oracle, zero, rollout or a .ckpt"),
         ("particles:depth=1,horizon=1", "not both"),
@@ -78,6 +81,7 @@ def test_particle_specs_and_their_refusals():
         ("particles:min_live=-1", "min_live must be non-negative"),
         ("particles:explore=2", "explore is a probability"),
         ("particles:engine=fast", "engine takes one of"),
+        ("particles:solver=lp", "solver takes one of"),
         ("particles:gadget=on", "is not KEY=VALUE"),
     ]:
         with pytest.raises(PvfError, match=message):
