@@ -1,7 +1,7 @@
 """Agent SPECs as `pvf play` reads them, and the planner each one builds.
 
     SPEC   := LEAVES | resolve[:KEY=VALUE[,KEY=VALUE...]] | particles[:PKEY=VALUE[,PKEY=VALUE...]]
-    LEAVES := oracle | targets | zero | PATH.ckpt
+    LEAVES := oracle | targets | zero | PATH.ckpt[+PATH.ckpt...] (several: the mean of their values)
     KEY    := leaves (LEAVES; default oracle) | depth (the trunk leaves' move number) | iterations (default 100)
               | solver (a `pvf.solvers.registry` name; default cfr+) | gadget (on, the default, or off)
               | replan (horizon, the default, or every)
@@ -45,7 +45,13 @@ from pvf.games.loading import LoadedGame, canonical_game_string
 from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import PublicTree
 from pvf.games.rollouts import history_paths, uniform_play_values
-from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator, HistoryValueEvaluator
+from pvf.solvers.evaluators import (
+    CFRTargetEvaluator,
+    ConstantEvaluator,
+    ExactEvaluator,
+    HistoryValueEvaluator,
+    MeanEvaluator,
+)
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.registry import SOLVERS, get_solver
 from pvf.solvers.sparse_trunks import SparseSetting
@@ -191,8 +197,9 @@ def _leaves(value: str, text: str) -> str:
     if value in LEAF_EVALUATORS:
         return value
     if value.endswith(".ckpt"):
-        if not Path(value).is_file():
-            raise PvfError(f"agent {text!r}: no checkpoint file {value!r}")
+        for path in value.split("+"):
+            if not Path(path).is_file():
+                raise PvfError(f"agent {text!r}: no checkpoint file {path!r}")
         return value
     raise PvfError(f"agent {text!r}: leaves are {', '.join(LEAF_EVALUATORS)} or a .ckpt file, got {value!r}")
 
@@ -208,12 +215,10 @@ def make_planner(spec: AgentSpec, tree: PublicTree) -> Planner:
         }
         evaluator = factories[spec.leaves]
     else:
-        from pvf.valuefn.network import load_value_function
-
-        network = load_value_function(spec.leaves, game=tree.game_string, depth=depth)
-        depth = network.meta.layout.depth if depth is None else depth
+        networks = _networks(spec.leaves, tree.game_string, depth)
+        depth = networks[0].meta.layout.depth if depth is None else depth
         features = build_feature_tables(tree)
-        evaluator = lambda trunk: network.evaluator(trunk, features)  # noqa: E731
+        evaluator = lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])  # noqa: E731
     if depth is None:
         depth = _paper_depth(tree.game_string)
     return Planner(
@@ -238,17 +243,15 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     elif spec.leaves == "rollout":
         leaves = _rollout_leaves(loaded)
     else:
-        from pvf.valuefn.network import load_value_function
-
-        network = load_value_function(spec.leaves, game=loaded.game_string, depth=depth)
-        if network.architecture == "positional":
+        networks = _networks(spec.leaves, loaded.game_string, depth)
+        if any(n.architecture == "positional" for n in networks):
             raise PvfError(f"{spec.leaves}: a positional net needs the public tree; use a particle or attention one")
-        depth = network.meta.layout.depth if depth is None else depth
+        depth = networks[0].meta.layout.depth if depth is None else depth
         game_root = True
 
         def leaves(setting):
             features = build_feature_tables(setting.tree)
-            return lambda trunk: network.evaluator(trunk, features)
+            return lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])
 
     if depth is None and spec.horizon is None:
         depth = _paper_depth(loaded.game_string)
@@ -266,6 +269,22 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         replan=spec.replan,
         solver=get_solver(spec.solver),
     )
+
+
+def _networks(leaves: str, game: str, depth: int | None) -> list:
+    """The networks of `A.ckpt[+B.ckpt...]`, each checked against the game and one depth (the first's by default)."""
+    from pvf.valuefn.network import load_value_function
+
+    networks = []
+    for path in leaves.split("+"):
+        networks.append(load_value_function(path, game=game, depth=depth))
+        depth = networks[0].meta.layout.depth if depth is None else depth
+    return networks
+
+
+def _mean(evaluators: list[LeafEvaluator]) -> LeafEvaluator:
+    """One network's evaluator, or the mean of several (`MeanEvaluator`: the ensemble at the leaves)."""
+    return evaluators[0] if len(evaluators) == 1 else MeanEvaluator(evaluators)
 
 
 def _rollout_leaves(loaded: LoadedGame) -> LeafFactory:
