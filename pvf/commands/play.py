@@ -12,12 +12,18 @@ the verb the agent plays N games against the opponent, seats swapped every
 game, and the agent's mean return is printed with a 95% interval.
 
 SPEC (pvf.agents.spec): LEAVES | resolve[:KEY=VALUE,...] with LEAVES one of
-oracle, targets, zero or a checkpoint PATH.ckpt and KEY one of leaves,
-depth (the trunk leaves' move number; default a checkpoint's depth, else
-the game's fig. 3 depth), iterations (default 100), solver (default cfr+),
-gadget (on/off, default on: safe re-solving) and replan (horizon/every).
-E.g. `--agent oracle`, `--agent runs/x.ckpt`,
-`--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
+oracle, targets, zero or checkpoints PATH.ckpt[+PATH.ckpt...] (the mean of
+their values) and KEY one of leaves, depth (the trunk leaves' move number;
+default a checkpoint's depth, else the game's fig. 3 depth), iterations
+(default 100), solver (default cfr+), gadget (on/off, default on: safe
+re-solving) and replan (horizon/every). E.g. `--agent oracle`, `--agent
+runs/x.ckpt`, `--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
+Or particles[:KEY=VALUE,...], the agent on particle beliefs (Goofspiel),
+with k (particles, default 16), leaves (oracle, zero, rollout: uniform
+play's value, or checkpoints), depth or horizon (the leaves this many moves
+ahead of each solve), iterations, solver (cfr+ or mmd: MMD search),
+min_live, explore, engine and replan, e.g. `--agent
+particles:k=16,leaves=rollout,horizon=1` (Goofspiel-13).
 An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
 `ismcts` (information-set MCTS, 1,000 simulations, random rollouts;
 `ismcts:sims=N` sets the simulations; in Goofspiel OpenSpiel's Python bot
