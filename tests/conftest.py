@@ -19,6 +19,13 @@ GOOF4 = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
 GOOF5 = "goofspiel(num_cards=5,imp_info=True,points_order=descending)"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the Ray backend run in one test process, one after another (each starts a local instance)."""
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 @functools.cache
 def cached_tree(game: str) -> PublicTree:
     return build_public_tree(game)

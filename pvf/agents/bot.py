@@ -31,6 +31,10 @@ class SeatBot(pyspiel.Bot):
         self.player = player
         self.rng = np.random.default_rng(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Draw the actions from here on by a generator seeded by `seed` (a match does so per game)."""
+        self.rng = np.random.default_rng(seed)
+
     def restart_at(self, state: pyspiel.State) -> None:
         """Nothing to reset: decisions depend on the history only (and are kept across games)."""
 

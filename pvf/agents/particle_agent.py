@@ -10,11 +10,16 @@ infostate I in the public state S at the start of move r:
   2. The subgame: the PBS the particles induce (every history joining two
      particle infostates, weighed by the exact reaches of the memory:
      `pvf.solvers.particle_settings`, as the particle datasets and sweeps
-     build it), the trunk from r to the planner's depth limit (from the
-     depth limit on, to the end of the game).
-  3. Solved by CFR+ with the leaf evaluator at the depth limit (the exact
+     build it), the trunk from r to the planner's depth limit: a fixed move
+     (`depth`; from there on, to the end of the game) or `horizon` moves
+     below r. The particle tree stops at the limit unless the leaves are
+     the exact oracle, which solves the game below them.
+  3. Solved by CFR+ (or another registered solver: with MMD's last iterate
+     this is decision-time MMD search on the particle subgame, its magnet
+     the uniform strategy) with the leaf evaluator at the depth limit (the exact
      oracle; a trained particle or attention network, in the game-root
-     convention it was trained in; a constant).
+     convention it was trained in; the value of uniform random play from
+     each leaf history, `pvf.games.rollouts`; a constant).
   4. The memory takes the solution's strategy at every infostate of the
      trunk (both players; an infostate it holds keeps its strategy); the
      agent acts by its strategy at I. By default (`replan="horizon"`) it
@@ -57,7 +62,8 @@ from pvf.games.history_sampling import ParticleSample
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
-from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.cfr_plus import cfr_plus
+from pvf.solvers.interface import LeafEvaluator, Solver
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories, sparse_trunk_strategy
 from pvf.solvers.trunk_solver import Trunk, player_policies
@@ -73,23 +79,30 @@ class ParticlePlanner:
     particles: K, draws per sample; min_live: fewer distinct particles after filtering regenerate (0: the
         public sample never does, the unbiased filter; the sample of the agent's infostate always keeps one).
     depth: move number of the trunk leaves; a move at or beyond it is solved to the end of the game.
+    horizon: instead, the trunk leaves lie this many moves below each solve's root move (None: `depth`).
     leaves: the leaf evaluator of a setting's sparse trunk (unused where a solve reaches the end).
+    below_leaves: the particle tree holds the game below the trunk's leaves (the exact oracle solves it);
+        False: it stops at the depth limit.
     game_root: the evaluator takes the game-root convention of a trained network (`ScaledEvaluator`).
     iterations: CFR+ iterations per solve; explore: the memory's mix with uniform (`StrategyMemory`).
+    solver: the trunk solver (`pvf.solvers.registry`; default CFR+, its average strategy).
     engine: the particle engine ("auto", "native", "openspiel"; the same decisions from each).
     replan: "horizon" (follow the last solve's strategy where its trunk holds the agent's infostate, solve
         again where play leaves it) or "every" (solve at every decision).
     """
 
     particles: int
-    depth: int
+    depth: int | None
     leaves: LeafFactory
+    horizon: int | None = None
+    below_leaves: bool = True
     game_root: bool = False
     iterations: int = 100
     min_live: int = 1
     explore: float = 0.01
     engine: str = "auto"
     replan: str = "horizon"
+    solver: Solver = cfr_plus
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,6 +147,10 @@ class ParticleResolver:
             )
         if self.planner.particles < 1 or self.planner.min_live < 0:
             raise PvfError("the particle agent needs at least one particle and min_live >= 0")
+        if (self.planner.depth is None) == (self.planner.horizon is None):
+            raise PvfError("the particle agent's depth limit is a move (depth) or moves ahead (horizon), one of them")
+        if self.planner.horizon is not None and self.planner.horizon < 1:
+            raise PvfError(f"the particle agent's horizon is at least one move, not {self.planner.horizon}")
         if self.planner.replan not in REPLANS:
             raise PvfError(f"replan is one of {', '.join(REPLANS)}, not {self.planner.replan!r}")
         self.engine = particle_engine(self.loaded, self.planner.engine)
@@ -192,14 +209,19 @@ class ParticleResolver:
         at_start = self.engine.information_state_string(start, self.seat)
         beliefs = Beliefs(public, own_sample(own, self.seat, own_reach), self.seat, at_start)
         particles, _, own_reaches = beliefs.particles(self.engine)
-        depth = planner.depth if move < planner.depth else self.moves + 1
-        setting = setting_from_particles(self.loaded, particles, own_reaches, move, depth, "induced", planner.engine)
+        depth = move + planner.horizon if planner.horizon is not None else planner.depth
+        if move >= depth or depth > self.moves:
+            depth = self.moves + 1  # to the end of the game
+        setting = setting_from_particles(
+            self.loaded, particles, own_reaches, move, depth, "induced", planner.engine, planner.below_leaves
+        )
         trunk, strategies = sparse_trunk_strategy(
             setting,
             select_histories(setting, fraction=1.0),
             planner.leaves(setting),
             planner.iterations,
             planner.game_root,
+            planner.solver,
         )
         self.solves += 1
         policies = [

@@ -1,13 +1,15 @@
 """Agent SPECs as `pvf play` reads them, and the planner each one builds.
 
     SPEC   := LEAVES | resolve[:KEY=VALUE[,KEY=VALUE...]] | particles[:PKEY=VALUE[,PKEY=VALUE...]]
-    LEAVES := oracle | targets | zero | PATH.ckpt
+    LEAVES := oracle | targets | zero | PATH.ckpt[+PATH.ckpt...] (several: the mean of their values)
     KEY    := leaves (LEAVES; default oracle) | depth (the trunk leaves' move number) | iterations (default 100)
               | solver (a `pvf.solvers.registry` name; default cfr+) | gadget (on, the default, or off)
               | replan (horizon, the default, or every)
-    PKEY   := k (particle draws per sample, default 16) | leaves (oracle, zero or PATH.ckpt; default oracle)
-              | depth | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
-              | replan (horizon, the default, or every)
+    PKEY   := k (particle draws per sample, default 16)
+              | leaves (oracle, zero, rollout or PATH.ckpt; default oracle)
+              | depth | horizon (the trunk leaves this many moves below each solve's root, instead of depth)
+              | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
+              | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD search)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
 defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
@@ -19,29 +21,47 @@ trained network. The depth defaults to a checkpoint's training depth, else
 to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
 `depth=`. `particles:` is the agent on particle beliefs
 (`pvf.agents.particle_agent`: simultaneous-move games without chance, such
-as Goofspiel; no public tree needed), with the oracle, a constant or a
+as Goofspiel; no public tree needed), with the oracle, a constant,
+`rollout` (the value of uniform random play from each leaf history,
+`ROLLOUT_DRAWS` bid orders drawn per history, `pvf.games.rollouts`) or a
 particle / attention network at its leaves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pvf.agents.particle_agent import ParticlePlanner
+import numpy as np
+
+from pvf.agents.particle_agent import LeafFactory, ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
 from pvf.games.engine import ENGINES
 from pvf.games.features import build_feature_tables
+from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import LoadedGame, canonical_game_string
 from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import PublicTree
-from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
+from pvf.games.rollouts import history_paths, uniform_play_values
+from pvf.solvers.evaluators import (
+    CFRTargetEvaluator,
+    ConstantEvaluator,
+    ExactEvaluator,
+    HistoryValueEvaluator,
+    MeanEvaluator,
+)
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.registry import SOLVERS, get_solver
+from pvf.solvers.sparse_trunks import SparseSetting
+from pvf.solvers.trunk_solver import Trunk
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
-PARTICLE_KEYS = ("k", "leaves", "depth", "iterations", "min_live", "explore", "engine", "replan")
+PARTICLE_KEYS = ("k", "leaves", "depth", "horizon", "iterations", "min_live", "explore", "engine", "replan", "solver")
+PARTICLE_LEAVES = ("oracle", "zero", "rollout")
+ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
 
 
 @dataclass(frozen=True)
@@ -75,19 +95,23 @@ class ParticleAgentSpec:
     k: int = 16
     leaves: str = "oracle"
     depth: int | None = None
+    horizon: int | None = None
     iterations: int = 100
     min_live: int = 1
     explore: float = 0.01
     engine: str = "auto"
     replan: str = "horizon"
+    solver: str = "cfr+"
 
     @property
     def label(self) -> str:
         """The spec written out in full (for tables and JSON)."""
         depth = "" if self.depth is None else f",depth={self.depth}"
+        depth += "" if self.horizon is None else f",horizon={self.horizon}"
         return (
             f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
             f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
+            + ("" if self.solver == "cfr+" else f",solver={self.solver}")
         )
 
 
@@ -119,13 +143,18 @@ def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec:
 def _parse_particles(text: str) -> ParticleAgentSpec:
     fields = _fields(text, "particles", PARTICLE_KEYS)
     values: dict = {}
-    for key in ("k", "depth", "iterations", "min_live"):
+    for key in ("k", "depth", "horizon", "iterations", "min_live"):
         if key in fields:
             values[key] = _integer(text, key, fields[key])
+    if "depth" in values and "horizon" in values:
+        raise PvfError(f"agent {text!r}: give the depth limit as depth (a move) or horizon (moves ahead), not both")
     if "leaves" in fields:
-        values["leaves"] = _leaves(fields["leaves"], text)
+        value = fields["leaves"]
+        values["leaves"] = value if value in PARTICLE_LEAVES else _leaves(value, text)
         if values["leaves"] == "targets":
-            raise PvfError(f"agent {text!r}: the particle agent's leaves are oracle, zero or a .ckpt file")
+            raise PvfError(
+                f"agent {text!r}: the particle agent's leaves are {', '.join(PARTICLE_LEAVES)} or a .ckpt file"
+            )
     if "explore" in fields:
         try:
             values["explore"] = float(fields["explore"])
@@ -133,7 +162,7 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
             raise PvfError(f"agent {text!r}: explore takes a number, got {fields['explore']!r}") from None
         if not 0.0 <= values["explore"] <= 1.0:
             raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
-    for key, allowed in (("engine", ENGINES), ("replan", REPLANS)):
+    for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS))):
         if key in fields:
             if fields[key] not in allowed:
                 raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
@@ -168,8 +197,9 @@ def _leaves(value: str, text: str) -> str:
     if value in LEAF_EVALUATORS:
         return value
     if value.endswith(".ckpt"):
-        if not Path(value).is_file():
-            raise PvfError(f"agent {text!r}: no checkpoint file {value!r}")
+        for path in value.split("+"):
+            if not Path(path).is_file():
+                raise PvfError(f"agent {text!r}: no checkpoint file {path!r}")
         return value
     raise PvfError(f"agent {text!r}: leaves are {', '.join(LEAF_EVALUATORS)} or a .ckpt file, got {value!r}")
 
@@ -185,12 +215,10 @@ def make_planner(spec: AgentSpec, tree: PublicTree) -> Planner:
         }
         evaluator = factories[spec.leaves]
     else:
-        from pvf.valuefn.network import load_value_function
-
-        network = load_value_function(spec.leaves, game=tree.game_string, depth=depth)
-        depth = network.meta.layout.depth if depth is None else depth
+        networks = _networks(spec.leaves, tree.game_string, depth)
+        depth = networks[0].meta.layout.depth if depth is None else depth
         features = build_feature_tables(tree)
-        evaluator = lambda trunk: network.evaluator(trunk, features)  # noqa: E731
+        evaluator = lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])  # noqa: E731
     if depth is None:
         depth = _paper_depth(tree.game_string)
     return Planner(
@@ -212,30 +240,69 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         leaves = lambda setting: ExactEvaluator  # noqa: E731
     elif spec.leaves == "zero":
         leaves = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
+    elif spec.leaves == "rollout":
+        leaves = _rollout_leaves(loaded)
     else:
-        from pvf.valuefn.network import load_value_function
-
-        network = load_value_function(spec.leaves, game=loaded.game_string, depth=depth)
-        if network.architecture == "positional":
+        networks = _networks(spec.leaves, loaded.game_string, depth)
+        if any(n.architecture == "positional" for n in networks):
             raise PvfError(f"{spec.leaves}: a positional net needs the public tree; use a particle or attention one")
-        depth = network.meta.layout.depth if depth is None else depth
+        depth = networks[0].meta.layout.depth if depth is None else depth
         game_root = True
 
         def leaves(setting):
             features = build_feature_tables(setting.tree)
-            return lambda trunk: network.evaluator(trunk, features)
+            return lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])
 
+    if depth is None and spec.horizon is None:
+        depth = _paper_depth(loaded.game_string)
     return ParticlePlanner(
         particles=spec.k,
-        depth=_paper_depth(loaded.game_string) if depth is None else depth,
+        depth=depth,
         leaves=leaves,
+        horizon=spec.horizon,
+        below_leaves=spec.leaves == "oracle",
         game_root=game_root,
         iterations=spec.iterations,
         min_live=spec.min_live,
         explore=spec.explore,
         engine=spec.engine,
         replan=spec.replan,
+        solver=get_solver(spec.solver),
     )
+
+
+def _networks(leaves: str, game: str, depth: int | None) -> list:
+    """The networks of `A.ckpt[+B.ckpt...]`, each checked against the game and one depth (the first's by default)."""
+    from pvf.valuefn.network import load_value_function
+
+    networks = []
+    for path in leaves.split("+"):
+        networks.append(load_value_function(path, game=game, depth=depth))
+        depth = networks[0].meta.layout.depth if depth is None else depth
+    return networks
+
+
+def _mean(evaluators: list[LeafEvaluator]) -> LeafEvaluator:
+    """One network's evaluator, or the mean of several (`MeanEvaluator`: the ensemble at the leaves)."""
+    return evaluators[0] if len(evaluators) == 1 else MeanEvaluator(evaluators)
+
+
+def _rollout_leaves(loaded: LoadedGame) -> LeafFactory:
+    """Leaves valued by uniform random play from each leaf history (`ROLLOUT_DRAWS` draws, seeded by nothing
+    but the trunk: the same subgame gets the same values)."""
+    rules = rules_of(loaded)
+    if rules is None:
+        raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
+
+    def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
+        def evaluator(trunk: Trunk) -> LeafEvaluator:
+            paths = history_paths(setting.tree, trunk.leaf_histories())
+            rng = np.random.default_rng(0)
+            return HistoryValueEvaluator(trunk, uniform_play_values(rules, paths, ROLLOUT_DRAWS, rng))
+
+        return evaluator
+
+    return leaves
 
 
 def _paper_depth(game: str) -> int:

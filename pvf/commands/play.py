@@ -12,14 +12,22 @@ the verb the agent plays N games against the opponent, seats swapped every
 game, and the agent's mean return is printed with a 95% interval.
 
 SPEC (pvf.agents.spec): LEAVES | resolve[:KEY=VALUE,...] with LEAVES one of
-oracle, targets, zero or a checkpoint PATH.ckpt and KEY one of leaves,
-depth (the trunk leaves' move number; default a checkpoint's depth, else
-the game's fig. 3 depth), iterations (default 100), solver (default cfr+),
-gadget (on/off, default on: safe re-solving) and replan (horizon/every).
-E.g. `--agent oracle`, `--agent runs/x.ckpt`,
-`--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
+oracle, targets, zero or checkpoints PATH.ckpt[+PATH.ckpt...] (the mean of
+their values) and KEY one of leaves, depth (the trunk leaves' move number;
+default a checkpoint's depth, else the game's fig. 3 depth), iterations
+(default 100), solver (default cfr+), gadget (on/off, default on: safe
+re-solving) and replan (horizon/every). E.g. `--agent oracle`, `--agent
+runs/x.ckpt`, `--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
+Or particles[:KEY=VALUE,...], the agent on particle beliefs (Goofspiel),
+with k (particles, default 16), leaves (oracle, zero, rollout: uniform
+play's value, or checkpoints), depth or horizon (the leaves this many moves
+ahead of each solve), iterations, solver (cfr+ or mmd: MMD search),
+min_live, explore, engine and replan, e.g. `--agent
+particles:k=16,leaves=rollout,horizon=1` (Goofspiel-13).
 An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
-`ismcts` (information-set MCTS, 1,000 simulations, random rollouts) or
+`ismcts` (information-set MCTS, 1,000 simulations, random rollouts;
+`ismcts:sims=N` sets the simulations; in Goofspiel OpenSpiel's Python bot
+with pvf's uniform resampler, `pvf.agents.ismcts`, elsewhere its C++ one) or
 `mcts` (OpenSpiel's MCTSBot, the same budget: it searches the true state,
 so it sees the agent's private information, a cheating benchmark), or
 `human`: you, at the terminal, shown what your player sees and asked for a
@@ -30,13 +38,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 
 from pvf.commands import add_progress_argument, progress_wanted, require_positive
 from pvf.errors import PvfError
-
-OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -80,7 +85,12 @@ def run(args: argparse.Namespace) -> int:
         if args.save_policy is not None:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
-    opponent = None if args.opponent is None or args.opponent in OPENSPIEL_BOTS else parse_agent(args.opponent)
+    from pvf.agents.matches import ismcts_simulations, openspiel_bot_name
+
+    bot_name = None if args.opponent is None else openspiel_bot_name(args.opponent)
+    if bot_name == "ismcts":
+        ismcts_simulations(args.opponent)
+    opponent = None if args.opponent is None or bot_name is not None else parse_agent(args.opponent)
     loaded = load_game(args.game)
     # The particle agent needs no public tree to play; judging it exactly, or an exact-range agent, does.
     enumerate_tree = args.what == "exploitability" or isinstance(spec, AgentSpec) or isinstance(opponent, AgentSpec)
@@ -161,51 +171,23 @@ def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
 
 
 def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
-    import numpy as np
-    import pyspiel
     from tqdm import tqdm
 
-    from pvf.agents.human import HumanBot
-
-    game = loaded.sequential
-
-    def openspiel_bot(player: int):
-        if args.opponent == "human":
-            return HumanBot(player)
-        if args.opponent == "random":
-            return pyspiel.make_uniform_random_bot(player, args.seed + 1)
-        evaluator = pyspiel.RandomRolloutEvaluator(1, args.seed + 1)
-        if args.opponent == "ismcts":
-            return pyspiel.ISMCTSBot(args.seed + 1, evaluator, 2.0, 1000)
-        return pyspiel.MCTSBot(game, evaluator, 2.0, 1000, 1000, False, args.seed + 1, False)
+    from pvf.agents.matches import game_seed, openspiel_bot, play_games, summary
 
     agents = _bots(spec, loaded, tree, args.seed)
     if opponent is None:
-        opponents = [openspiel_bot(p) for p in (0, 1)]
+        opponents = lambda i: [openspiel_bot(args.opponent, loaded, p, game_seed(args.seed, i) + 1) for p in (0, 1)]  # noqa: E731
     else:
-        opponents = _bots(opponent, loaded, tree, args.seed + 1)
-    returns, moves, seconds = [], 0, 0.0
-    for i in tqdm(range(args.games), desc="pvf play", unit="game", disable=not progress_wanted(args)):
-        seat = i % 2
-        timed = _timed(agents[seat])
-        bots = [timed, opponents[1]] if seat == 0 else [opponents[0], timed]
-        result = pyspiel.evaluate_bots(game.new_initial_state(), bots, args.seed * 1_000_003 + i)
-        returns.append(float(result[seat]))
-        moves, seconds = moves + timed.moves, seconds + timed.seconds
+        shared = _bots(opponent, loaded, tree, args.seed + 1)
+        opponents = lambda i: shared  # noqa: E731
+    results = []
+    games = play_games(loaded, agents, opponents, range(args.games), args.seed)
+    for result in tqdm(games, total=args.games, desc="pvf play", unit="game", disable=not progress_wanted(args)):
+        results.append(result)
         if args.opponent == "human":
-            print(f"Game {i + 1}: you {result[1 - seat]:+g}, the agent {result[seat]:+g}.")
-    values = np.array(returns)
-    half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else math.inf
-    return {
-        "game": loaded.game_string,
-        "agent": spec.label,
-        "opponent": args.opponent,
-        "games": len(values),
-        "mean_return": float(values.mean()),
-        "ci95": float(half),
-        "returns_by_seat": [float(values[s::2].mean()) if len(values[s::2]) else None for s in (0, 1)],
-        "seconds_per_move": seconds / max(moves, 1),
-    }
+            print(f"Game {result.index + 1}: you {-result.agent_return:+g}, the agent {result.agent_return:+g}.")
+    return {"game": loaded.game_string, "agent": spec.label, "opponent": args.opponent, **summary(results)}
 
 
 def _bots(spec, loaded, tree, seed: int) -> list:
@@ -219,30 +201,3 @@ def _bots(spec, loaded, tree, seed: int) -> list:
         return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
     planner = make_particle_planner(spec, loaded)
     return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]
-
-
-def _timed(bot):
-    """`bot` wrapped so that its decisions are counted and timed (the agent's seconds per move in matches)."""
-    import pyspiel
-
-    class Timed(pyspiel.Bot):
-        def __init__(self):
-            pyspiel.Bot.__init__(self)
-            self.moves, self.seconds = 0, 0.0
-
-        def restart_at(self, state):
-            bot.restart_at(state)
-
-        def inform_action(self, state, player_id, action):
-            bot.inform_action(state, player_id, action)
-
-        def provides_policy(self):
-            return False
-
-        def step(self, state):
-            start = time.perf_counter()
-            action = bot.step(state)
-            self.moves, self.seconds = self.moves + 1, self.seconds + time.perf_counter() - start
-            return action
-
-    return Timed()

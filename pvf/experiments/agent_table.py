@@ -70,7 +70,7 @@ def measure_agent(tree: PublicTree, text: str, seed: int = 0) -> dict[str, Any]:
         "game": tree.game_string,
         "agent": text,
         "spec": spec.label,
-        "leaves": Path(spec.leaves).name if spec.leaves.endswith(".ckpt") else spec.leaves,
+        "leaves": leaves_name(spec.leaves),
         "evaluator": evaluator_kind(spec.leaves),
         "depth": planner.depth,
         "iterations": planner.iterations,
@@ -96,7 +96,7 @@ def measure_particle_agent(tree: PublicTree, text: str, spec: ParticleAgentSpec,
         "game": tree.game_string,
         "agent": f"{text} seed={seed}",
         "spec": spec.label,
-        "leaves": Path(spec.leaves).name if spec.leaves.endswith(".ckpt") else spec.leaves,
+        "leaves": leaves_name(spec.leaves),
         "evaluator": f"particles K={spec.k}, {evaluator_kind(spec.leaves)}",
         "depth": planner.depth,
         "iterations": planner.iterations,
@@ -114,12 +114,20 @@ def measure_particle_agent(tree: PublicTree, text: str, spec: ParticleAgentSpec,
 
 
 def evaluator_kind(leaves: str) -> str:
-    """The leaf evaluator as the figure groups it: oracle, targets, zero, or "<architecture> net" for a checkpoint."""
+    """The leaf evaluator as the figure groups it: oracle, targets, zero, "<architecture> net" for a checkpoint,
+    "mean of N <architecture> nets" for several."""
     if not leaves.endswith(".ckpt"):
         return leaves
     from pvf.valuefn.checkpoint import load_checkpoint
 
-    return f"{load_checkpoint(leaves)[1].architecture} net"
+    paths = leaves.split("+")
+    architecture = load_checkpoint(paths[0])[1].architecture
+    return f"{architecture} net" if len(paths) == 1 else f"mean of {len(paths)} {architecture} nets"
+
+
+def leaves_name(leaves: str) -> str:
+    """The leaves column: the checkpoints' file names (joined by +), or the evaluator's name."""
+    return "+".join(Path(p).name for p in leaves.split("+")) if leaves.endswith(".ckpt") else leaves
 
 
 def cfr_in_time(tree: PublicTree, seconds: float) -> tuple[int, float]:

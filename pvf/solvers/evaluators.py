@@ -35,6 +35,12 @@ per leaf public state, concatenated). Values are counterfactual values
   responses, guarded where a belief is zero, `pvf.solvers.guarded_values`):
   how well a network that learned its targets perfectly would do
   (`pvf experiment leaf-targets`).
+- `HistoryValueEvaluator`: a fixed player-1 value u(h) per leaf history
+  (e.g. of uniform random play from h, `pvf.games.rollouts`), whatever the
+  beliefs: cfv₁(s₁) = Σ_{h∈s₁} w(h)·ρ₂(h)·u(h) and cfv₂(s₂) =
+  −Σ_{h∈s₂} w(h)·ρ₁(h)·u(h), with w(h) the history's weight in the trunk.
+  Two sparse products per query; no subgame below the leaves is needed,
+  so it runs on trunks whose tree stops at the depth limit.
 A trained network is a leaf evaluator too, built outside this numpy-only
 package: `pvf.valuefn.evaluator.NetworkEvaluator`.
 """
@@ -42,6 +48,7 @@ package: `pvf.valuefn.evaluator.NetworkEvaluator`.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
@@ -139,3 +146,30 @@ class CFRTargetEvaluator:
         result = cfr_plus(self.leaves.game, self.iterations, root_beliefs=beliefs)
         values = result.root_values if self.target == "average" else result.current_root_values
         return self.leaves.scatter(*values)
+
+
+class HistoryValueEvaluator:
+    """Counterfactual leaf values from a fixed player-1 value per leaf history (module docstring).
+
+    values: [H_L] player 1's (zero-sum) value of each of `trunk.leaf_histories()`.
+    """
+
+    def __init__(self, trunk: Trunk, values: np.ndarray):
+        game, tree = trunk.game, trunk.tree
+        if not game.has_leaves:
+            raise PvfError("this trunk reaches the end of the game: it has no leaves to evaluate")
+        leaves = trunk.leaf_histories()
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != leaves.shape:
+            raise PvfError(f"{len(leaves)} leaf histories need as many values, got shape {values.shape}")
+        columns = []
+        for n in (0, 1):
+            order = np.argsort(game.leaf_infostates[n], kind="stable")
+            columns.append(order[np.searchsorted(game.leaf_infostates[n][order], tree.infostate[leaves, n])])
+        shape = (len(game.leaf_infostates[0]), len(game.leaf_infostates[1]))
+        self.payoff = sp.csr_matrix((trunk.history_weights(leaves) * values, (columns[0], columns[1])), shape=shape)
+
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cfv1 = np.asarray(self.payoff @ reach2.T).T  # [B, J1]
+        cfv2 = -np.asarray(self.payoff.T @ reach1.T).T  # [B, J2]
+        return cfv1, cfv2

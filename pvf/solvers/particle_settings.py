@@ -38,10 +38,13 @@ def setting_from_particles(
     depth: int,
     roots: str = "induced",
     engine: str = "auto",
+    below_leaves: bool = True,
 ) -> SparseSetting:
     """The chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
 
     particles: k distinct histories at `root_move`; own: [k, 2] each player's own reach of each.
+    below_leaves: the setting's tree holds the game below the trunk's leaves (its evaluation trunk's
+        exploitability and the exact oracle need it); False: the tree stops at `depth`.
     """
     if roots not in ROOTS:
         raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
@@ -52,6 +55,6 @@ def setting_from_particles(
         particles = [tuple(int(a) for a in path) for path in joined]
     order = sorted(range(len(particles)), key=lambda k: particles[k])
     particles, own = [particles[k] for k in order], own[order]
-    tree, histories = game.particle_tree(particles)
+    tree, histories = game.particle_tree(particles, depth_limit=None if below_leaves else depth)
     weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
     return particle_setting(tree, histories, weights, own, root_move, depth)

@@ -77,7 +77,7 @@ import numpy as np
 from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.interface import LeafEvaluator, Solver
 from pvf.solvers.sequence_form import build_sequence_game
 from pvf.solvers.sequence_ops import realization_plan
 from pvf.solvers.trunk_exploitability import (
@@ -336,8 +336,10 @@ def sparse_trunk_strategy(
     make_evaluator: Callable[[Trunk], LeafEvaluator],
     iterations: int = DEFAULT_ITERATIONS,
     game_root_convention: bool = True,
+    solver: Solver = cfr_plus,
 ) -> tuple[Trunk, tuple[np.ndarray, np.ndarray]]:
-    """Steps 5–6: the sparse trunk over the `kept` roots and its CFR+ strategy (per player [S_n]).
+    """Steps 5–6: the sparse trunk over the `kept` roots and its CFR+ strategy (per player [S_n]; another
+    `solver`'s solution, e.g. MMD's last iterate, where given).
 
     make_evaluator: builds the leaf evaluator of a trunk.
     game_root_convention: its beliefs and values are the game root's (a
@@ -350,7 +352,7 @@ def sparse_trunk_strategy(
         evaluator = make_evaluator(trunk)
         if game_root_convention:
             evaluator = ScaledEvaluator(evaluator, leaf_scales(setting, trunk))
-    return trunk, solve_trunk(trunk, evaluator, iterations)
+    return trunk, solve_trunk(trunk, evaluator, iterations, solver=solver)
 
 
 def solve_sparse_trunk(

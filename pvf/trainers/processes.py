@@ -14,7 +14,10 @@ killed. `run_in_processes` instead:
      so that it cannot start another; an idle worker ends at once, quietly,
      on SIGTERM or Ctrl-C (no traceback of the pool's queue);
   3. on the first failure or interrupt in the parent, cancels the tasks not
-     started and sends SIGTERM to the workers, then re-raises.
+     started and sends SIGTERM to the workers, then re-raises; a worker
+     still alive `STOP_GRACE` seconds later (stuck in a long call that
+     defers the signal) is killed, so the parent never waits on it (its
+     `flock`s go with it).
 The work a stopped run did since its last saved state is lost; a rerun
 continues from that state.
 """
@@ -25,6 +28,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import FrameType
@@ -39,6 +43,7 @@ from pvf.trainers.denormals import flush_denormals_in_process
 
 T = TypeVar("T")
 INTERRUPTED_EXIT = 130  # a worker's exit status after an interrupted task
+STOP_GRACE = 30.0  # seconds a stopped worker has to unwind before it is killed
 
 
 def run_in_processes(
@@ -64,8 +69,14 @@ def run_in_processes(
                 future.result()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
-            for child in multiprocessing.active_children():
+            children = multiprocessing.active_children()
+            for child in children:
                 child.terminate()
+            deadline = time.monotonic() + STOP_GRACE
+            for child in children:
+                child.join(max(0.0, deadline - time.monotonic()))
+                if child.is_alive():
+                    child.kill()
             raise
         return [future.result() for future in futures]
 

@@ -15,7 +15,7 @@ from pvf.agents.resolving import agent_policy
 from pvf.agents.spec import ParticleAgentSpec, make_particle_planner, make_planner, parse_agent
 from pvf.errors import PvfError
 from pvf.games.particle_tree import history_actions
-from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.tabular import to_openspiel
 from tests.conftest import GOOF4, cached_tree
 
@@ -67,14 +67,21 @@ def test_a_decision_is_a_function_of_the_infostate():
 def test_particle_specs_and_their_refusals():
     assert parse_agent("particles") == ParticleAgentSpec()
     assert parse_agent("particles:k=4,depth=1,min_live=0,explore=0,engine=native,replan=every") == ParticleAgentSpec(
-        4, "oracle", 1, 100, 0, 0.0, "native", "every"
+        k=4, depth=1, min_live=0, explore=0.0, engine="native", replan="every"
     )
+    assert parse_agent("particles:leaves=rollout,horizon=2") == ParticleAgentSpec(leaves="rollout", horizon=2)
+    mmd = parse_agent("particles:leaves=zero,horizon=1,solver=mmd")
+    assert mmd.solver == "mmd" and mmd.label.endswith(",solver=mmd")
+    assert make_particle_planner(mmd, cached_tree(GOOF4).loaded).solver.func.__name__ == "mmd"
     for bad, message in [
-        ("particles:leaves=targets", "oracle, zero or a .ckpt"),
+        ("particles:leaves=targets", "oracle, zero, rollout or a .ckpt"),
+        ("particles:depth=1,horizon=1", "not both"),
+        ("particles:horizon=0", "horizon must be positive"),
         ("particles:k=0", "k must be positive"),
         ("particles:min_live=-1", "min_live must be non-negative"),
         ("particles:explore=2", "explore is a probability"),
         ("particles:engine=fast", "engine takes one of"),
+        ("particles:solver=lp", "solver takes one of"),
         ("particles:gadget=on", "is not KEY=VALUE"),
     ]:
         with pytest.raises(PvfError, match=message):
@@ -118,3 +125,41 @@ def test_the_command_plays_particles_without_the_public_tree_and_judges_them():
         capture_output=True,
     )
     assert refused.returncode == 2 and b"simultaneous-move" in refused.stderr and b"Traceback" not in refused.stderr
+
+
+def test_a_tree_cut_at_the_depth_limit_solves_as_the_whole_one():
+    """Leaves that need no subgame (zero, here) solve the same trunk whether the particle tree stops at the depth
+    limit or holds the game below it: the same policy to 1e-12, whichever way the limit is given."""
+    tree = cached_tree(GOOF4)
+    zero = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
+    whole, _ = particle_policy(tree, ParticlePlanner(particles=8, depth=2, leaves=zero, below_leaves=True))
+    for planner in (
+        ParticlePlanner(particles=8, depth=2, leaves=zero, below_leaves=False),
+        make_particle_planner(parse_agent("particles:k=8,leaves=zero,depth=2"), tree.loaded),
+    ):
+        cut, _ = particle_policy(tree, planner)
+        assert cut.keys() == whole.keys()
+        for key, probs in whole.items():
+            assert probs.keys() == cut[key].keys()
+            assert max(abs(p - cut[key][a]) for a, p in probs.items()) < 1e-12
+
+
+def test_rollout_leaves_look_one_move_ahead_and_beat_uniform_play():
+    """Goofspiel-4, leaves one move ahead of every solve valued by uniform play from there: the assembled policy's
+    exact expected return against the uniform policy (OpenSpiel's `expected_returns`, both seats) is positive and
+    higher than with zero leaves, which see nothing beyond the horizon."""
+    tree = cached_tree(GOOF4)
+    game = tree.loaded.sequential
+    uniform = pyspiel.UniformRandomPolicy(game)
+
+    def against_uniform(spec: str) -> float:
+        policy, counts = particle_policy(tree, make_particle_planner(parse_agent(spec), tree.loaded))
+        assert counts["solves"] > 1
+        agent = to_openspiel(policy)
+        root = game.new_initial_state()
+        seats = [[agent, uniform], [uniform, agent]]
+        return sum(pyspiel.expected_returns(root, seats[s], -1, False)[s] for s in (0, 1)) / 2
+
+    rollout = against_uniform("particles:k=8,leaves=rollout,horizon=1")
+    assert rollout > 0.3
+    assert rollout > against_uniform("particles:k=8,leaves=zero,horizon=1") + 0.1

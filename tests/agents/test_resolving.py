@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python.algorithms import cfr, exploitability
@@ -152,3 +153,20 @@ def test_matches_agree_with_the_exact_expected_return_and_every_openspiel_bot_pl
             subprocess.run([*command, "--opponent", bot, "--games", "4"], capture_output=True, check=True).stdout
         )
         assert played["games"] == 4 and played["opponent"] == bot
+
+
+def test_several_checkpoints_at_the_leaves_give_the_mean_of_their_values(kuhn, kuhn_runs, tmp_path):
+    """`leaves=A.ckpt+B.ckpt`: the planner's leaf values are the mean of each net's, infostate by infostate; a
+    missing one of them is named."""
+    paths = [kuhn_runs["particle"].checkpoint, kuhn_runs["positional"].checkpoint]
+    both = make_planner(parse_agent(f"resolve:leaves={'+'.join(paths)},depth=3"), kuhn)
+    alone = [make_planner(parse_agent(f"resolve:leaves={p},depth=3"), kuhn) for p in paths]
+    trunk = build_trunk(kuhn, 3)
+    rng = np.random.default_rng(0)
+    reach = [rng.random((2, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]
+    mean = both.evaluator(trunk)(*reach)
+    single = [p.evaluator(trunk)(*reach) for p in alone]
+    for n in (0, 1):
+        np.testing.assert_allclose(mean[n], (single[0][n] + single[1][n]) / 2, atol=1e-12)
+    with pytest.raises(PvfError, match="no checkpoint file"):
+        parse_agent(f"resolve:leaves={paths[0]}+{tmp_path / 'missing.ckpt'}")

@@ -1,0 +1,146 @@
+"""Matches of a pvf agent against an opponent: seats swapped every game, every game reproducible on its own.
+
+Game i seats the agent as player i mod 2 and is played by OpenSpiel's
+`evaluate_bots` with seed `seed·1,000,003 + i`; an OpenSpiel opponent
+(`random`, `ismcts[:sims=N]`, `mcts`) is built afresh for each game from
+that game's seed, and a pvf agent's decisions are functions of its
+infostates (seeded by them, `pvf.agents.particle_agent`,
+`pvf.agents.resolving`) and its draws from them are reseeded per game
+(`SeatBot.reseed`, from the game's seed), so game i's result does not depend on the games
+played before it in the process: a match can be cut into pieces, resumed
+or extended (`pvf.experiments.match_table`) and gives the same games.
+The agent's seconds per move are its own decisions' wall time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyspiel
+
+from pvf.agents.bot import SeatBot
+from pvf.errors import PvfError
+from pvf.games.loading import LoadedGame
+
+OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
+ISMCTS_SIMULATIONS = 1000
+MCTS_SIMULATIONS = 1000
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """Game `index`: the agent's seat, its return, its decisions and their wall time."""
+
+    index: int
+    seat: int
+    agent_return: float
+    moves: int
+    seconds: float
+
+
+def openspiel_bot_name(text: str) -> str | None:
+    """The OpenSpiel bot an opponent SPEC names (`ismcts:sims=N` too), or None for a pvf agent SPEC."""
+    name = text.partition(":")[0]
+    return name if name in OPENSPIEL_BOTS and (name == "ismcts" or ":" not in text) else None
+
+
+def ismcts_simulations(text: str) -> int:
+    """The simulations of an `ismcts[:sims=N]` opponent; a one-line PvfError where N is not a positive integer."""
+    _, _, rest = text.partition(":")
+    if not rest:
+        return ISMCTS_SIMULATIONS
+    key, _, value = rest.partition("=")
+    if key != "sims" or not value.isdigit() or int(value) < 1:
+        raise PvfError(f"opponent {text!r}: IS-MCTS takes sims=N, N a positive integer (default {ISMCTS_SIMULATIONS})")
+    return int(value)
+
+
+def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pyspiel.Bot:
+    """The OpenSpiel opponent `text` names, for `player`, seeded by `seed`."""
+    from pvf.agents.human import HumanBot
+    from pvf.agents.ismcts import UCT_C, ismcts_bot
+    from pvf.games.goofspiel_kernel import rules_of
+
+    name = openspiel_bot_name(text)
+    if name == "human":
+        return HumanBot(player)
+    if name == "random":
+        return pyspiel.make_uniform_random_bot(player, seed)
+    evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+    if name == "ismcts":
+        simulations = ismcts_simulations(text)
+        if rules_of(loaded) is not None:  # Goofspiel lacks ResampleFromInfostate: pvf's resampler
+            return ismcts_bot(loaded, player, simulations, seed)
+        return pyspiel.ISMCTSBot(seed, evaluator, UCT_C, simulations)
+    if name == "mcts":
+        return pyspiel.MCTSBot(loaded.sequential, evaluator, UCT_C, MCTS_SIMULATIONS, 1000, False, seed, False)
+    raise PvfError(f"{text!r} is not an OpenSpiel opponent ({', '.join(OPENSPIEL_BOTS)})")
+
+
+def game_seed(seed: int, index: int) -> int:
+    """`evaluate_bots`' seed of game `index` of a match seeded by `seed`."""
+    return seed * 1_000_003 + index
+
+
+def play_games(
+    loaded: LoadedGame,
+    agents: Sequence[pyspiel.Bot],
+    opponents: Callable[[int], Sequence[pyspiel.Bot]],
+    indices: Iterable[int],
+    seed: int,
+) -> Iterator[GameResult]:
+    """Games `indices` of the match (module docstring), one result as each ends.
+
+    agents: the agent's bot per seat; opponents: game index -> the opponent's bot per seat.
+    """
+    for i in indices:
+        seat = i % 2
+        timed = _Timed(agents[seat])
+        others = opponents(i)
+        for k, bot in enumerate((agents[seat], *others)):
+            if isinstance(bot, SeatBot):
+                bot.reseed(game_seed(seed, i) * 3 + k)
+        bots = [timed, others[1]] if seat == 0 else [others[0], timed]
+        result = pyspiel.evaluate_bots(loaded.sequential.new_initial_state(), bots, game_seed(seed, i))
+        yield GameResult(i, seat, float(result[seat]), timed.moves, timed.seconds)
+
+
+def summary(results: Sequence[GameResult]) -> dict:
+    """Mean return with a 95% interval (normal, 1.96 standard errors), per seat, and seconds per move."""
+    values = np.array([r.agent_return for r in results])
+    half = 1.96 * values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else math.inf
+    seats = [values[[r.seat == s for r in results]] for s in (0, 1)]
+    return {
+        "games": len(values),
+        "mean_return": float(values.mean()),
+        "ci95": float(half),
+        "returns_by_seat": [float(v.mean()) if len(v) else None for v in seats],
+        "seconds_per_move": sum(r.seconds for r in results) / max(sum(r.moves for r in results), 1),
+    }
+
+
+class _Timed(pyspiel.Bot):
+    """`bot` with its decisions counted and timed."""
+
+    def __init__(self, bot: pyspiel.Bot):
+        pyspiel.Bot.__init__(self)
+        self.bot, self.moves, self.seconds = bot, 0, 0.0
+
+    def restart_at(self, state):
+        self.bot.restart_at(state)
+
+    def inform_action(self, state, player_id, action):
+        self.bot.inform_action(state, player_id, action)
+
+    def provides_policy(self):
+        return False
+
+    def step(self, state):
+        start = time.perf_counter()
+        action = self.bot.step(state)
+        self.moves, self.seconds = self.moves + 1, self.seconds + time.perf_counter() - start
+        return action

@@ -1,0 +1,143 @@
+"""Head-to-head matches of pvf agents (`pvf play`'s table for games too large to judge exactly).
+
+For each pairing `AGENT@OPPONENT` (an agent SPEC, pvf.agents.spec; an
+opponent SPEC or an OpenSpiel bot, `random`, `ismcts[:sims=N]`, `mcts`):
+  1. the games of the match, seats swapped every game, each reproducible on
+     its own (`pvf.agents.matches`), every result appended to
+     `<out>-games.csv` as soon as the game ends: a rerun plays only the
+     games missing (resumable; a larger `--games` extends the matches);
+  2. one row per pairing in `<out>` (`agent, opponent, games, mean_return,
+     ci95, seconds_per_move`; mean_return is the agent's mean return per
+     game, ci95 the half-width of its normal 95% interval), and a PNG of the
+     mean returns with their intervals beside it.
+
+    python -m pvf.experiments.match_table --game goofspiel13 --out docs/figures/play/goofspiel13.csv \\
+        --pairings "particles:k=16,leaves=rollout,horizon=1@random;particles:k=16,leaves=rollout,horizon=1@ismcts" \\
+        --games 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from tqdm import tqdm
+
+from pvf.agents.bot import ParticleBot, ResolvingBot
+from pvf.agents.matches import GameResult, game_seed, openspiel_bot, openspiel_bot_name, play_games, summary
+from pvf.agents.particle_agent import ParticleResolver
+from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner, parse_agent
+from pvf.errors import PvfError
+from pvf.games.loading import LoadedGame, load_game
+from pvf.games.public_tree import build_public_tree
+from pvf.results import write_csv
+
+COLUMNS = ("agent", "opponent", "games", "mean_return", "ci95", "seconds_per_move")
+GAME_COLUMNS = ("agent", "opponent", "index", "seat", "agent_return", "moves", "seconds")
+
+
+def _bots(text: str, loaded: LoadedGame, seed: int) -> list:
+    """A pvf agent SPEC's bot per seat (the public tree is built only for an exact-range agent)."""
+    spec = parse_agent(text)
+    if isinstance(spec, AgentSpec):
+        tree = build_public_tree(loaded.game_string)
+        planner = make_planner(spec, tree)
+        return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
+    planner = make_particle_planner(spec, loaded)
+    return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]
+
+
+def _played(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def play_pairing(
+    loaded: LoadedGame, agent: str, opponent: str, games: int, seed: int, log: Path, progress: bool = True
+) -> list[GameResult]:
+    """Games 0..games-1 of `agent` against `opponent`, those in `log` read back, the others played and appended."""
+    done = {
+        int(r["index"]): GameResult(
+            int(r["index"]), int(r["seat"]), float(r["agent_return"]), int(r["moves"]), float(r["seconds"])
+        )
+        for r in _played(log)
+        if r["agent"] == agent and r["opponent"] == opponent
+    }
+    missing = [i for i in range(games) if i not in done]
+    if missing:
+        agents = _bots(agent, loaded, seed)
+        if openspiel_bot_name(opponent) is not None:
+            opponents = lambda i: [openspiel_bot(opponent, loaded, p, game_seed(seed, i) + 1) for p in (0, 1)]  # noqa: E731
+        else:
+            shared = _bots(opponent, loaded, seed + 1)
+            opponents = lambda i: shared  # noqa: E731
+        new = not log.exists()
+        with log.open("a", newline="") as f:
+            writer = csv.writer(f)
+            if new:
+                writer.writerow(GAME_COLUMNS)
+            results = play_games(loaded, agents, opponents, missing, seed)
+            label = f"{agent} vs {opponent}"
+            for result in tqdm(results, total=len(missing), desc=label[:60], unit="game", disable=not progress):
+                writer.writerow(
+                    [agent, opponent, result.index, result.seat, result.agent_return, result.moves, result.seconds]
+                )
+                f.flush()
+                done[result.index] = result
+    return [done[i] for i in range(games)]
+
+
+def plot_matches(rows: Sequence[dict], path: Path, game: str) -> None:
+    """Mean return per pairing with its 95% interval (horizontal bars)."""
+    fig = Figure(figsize=(8, 1.2 + 0.5 * len(rows)))
+    ax = fig.subplots()
+    labels = [f"{r['agent']}\nvs {r['opponent']}" for r in rows]
+    y = range(len(rows))
+    ax.errorbar([r["mean_return"] for r in rows], list(y), xerr=[r["ci95"] for r in rows], fmt="o", capsize=4)
+    ax.axvline(0.0, color="grey", lw=0.8)
+    ax.set_yticks(list(y), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("agent's mean return per game (95% interval)")
+    ax.set_title(f"{game}: {rows[0]['games'] if rows else 0}+ games per pairing, seats swapped", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", required=True, help="OpenSpiel game string or alias")
+    parser.add_argument("--pairings", required=True, help="AGENT@OPPONENT pairs separated by ';'")
+    parser.add_argument("--games", type=int, default=100, help="games per pairing, seats swapped (default 100)")
+    parser.add_argument("--out", required=True, help="the summary CSV; <out>-games.csv and the PNG go beside it")
+    parser.add_argument("--seed", type=int, default=0, help="the matches' seed (default 0)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    pairings = [p.strip().rpartition("@") for p in args.pairings.split(";") if p.strip()]
+    if not pairings or any(not a or not o for a, _, o in pairings):
+        raise PvfError("--pairings takes AGENT@OPPONENT pairs separated by ';'")
+    if args.games < 2:
+        raise PvfError("--games must be at least 2 (one game per seat)")
+    loaded = load_game(args.game)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.with_name(out.stem + "-games.csv")
+    rows = []
+    for agent, _, opponent in pairings:
+        results = play_pairing(loaded, agent, opponent, args.games, args.seed, log, not args.no_progress)
+        figures = summary(results)
+        rows.append({"agent": agent, "opponent": opponent, **{k: figures[k] for k in COLUMNS[2:]}})
+        write_csv(rows, out)
+        plot_matches(rows, out.with_suffix(".png"), loaded.game_string)
+        print(
+            f"{agent} vs {opponent}: {figures['mean_return']:+.3f} ± {figures['ci95']:.3f} ({figures['games']} games)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

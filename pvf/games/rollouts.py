@@ -1,0 +1,109 @@
+"""The value of uniform random play from given histories: a leaf evaluator that needs no training.
+
+Below a depth limit both players bid uniformly at random until the end of
+the game. In Goofspiel a uniformly random play of the m cards left in a
+hand is a uniformly random permutation of them over the m rounds left, the
+two players' independent, so player 1's expected return from a history at
+a round's start is E[u₁] over pairs of permutations:
+  - `draws=None`: exactly, over all (m!)² pairs (small m only: tests and
+    small games);
+  - `draws=R`: the mean over R pairs drawn from `rng` (standard error at
+    most 1/√R for win-loss returns), all at once as arrays `[U, R, m]`;
+    each order is drawn among `PERMUTATIONS` uniform orders drawn first
+    (a gather instead of a sort per draw).
+The value depends on the history only through the two hands left and the
+point difference so far, so each distinct (hands, difference) is valued
+once (at two moves below Goofspiel-13's root, 24,336 histories share 6,084
+hand pairs).
+The agent's "rollout" leaves (`pvf.agents.spec`) value each leaf history
+of its trunk this way; `pvf.solvers.evaluators.HistoryValueEvaluator` turns
+the values into counterfactual values at the leaf infostates.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.games.goofspiel_kernel import GoofspielRules
+from pvf.games.public_tree import PublicTree
+
+EXACT_CARDS = 6  # exact values enumerate (m!)² bid orders: at most 518,400 per history
+PERMUTATIONS = 4096  # sampled values draw each bid order among this many drawn per call
+
+
+def history_paths(tree: PublicTree, histories: np.ndarray) -> np.ndarray:
+    """[H, L] the action paths from the tree's root of `histories` [H], all at one level L."""
+    histories = np.asarray(histories, dtype=np.int64)
+    levels = np.unique(tree.level[histories])
+    if len(levels) > 1:
+        raise PvfError(f"histories at several levels ({levels.tolist()}) have no common path length")
+    length = int(levels[0]) if len(levels) else 0
+    paths = np.empty((len(histories), length), dtype=np.int64)
+    h = histories.copy()
+    for column in range(length - 1, -1, -1):
+        paths[:, column] = tree.action[h]
+        h = tree.parent[h]
+    return paths
+
+
+def uniform_play_values(
+    rules: GoofspielRules, paths: np.ndarray, draws: int | None, rng: np.random.Generator | None = None
+) -> np.ndarray:
+    """[H] player 1's expected return (zero-sum: (r₁ − r₂)/2) of uniform random play from each path [H, L].
+
+    paths: turn-based action paths, all at one round's start (L even, below 2·rounds).
+    draws: bid orders drawn per history, or None for the exact expectation (at most `EXACT_CARDS` cards left).
+    """
+    paths = np.asarray(paths, dtype=np.int64).reshape(len(paths), -1)
+    length = paths.shape[1]
+    if length % 2 or length >= 2 * rules.rounds:
+        raise PvfError(
+            f"uniform-play values start at a round's start before the last round, not after {length} actions"
+        )
+    n, done = rules.num_cards, length // 2
+    m = n - done
+    if draws is None and m > EXACT_CARDS:
+        raise PvfError(f"exact uniform-play values enumerate ({m}!)² bid orders; give a number of draws instead")
+    if draws is not None and (draws < 1 or rng is None):
+        raise PvfError("sampled uniform-play values need at least one draw and a generator")
+    if paths.size and (paths.min() < 0 or paths.max() >= n):
+        raise PvfError(f"a path bids a card outside 0..{n - 1}: it is not a history of the game")
+    # What the value depends on: the hands left and the point difference so far; each distinct one valued once.
+    bids = paths[:, 0::2], paths[:, 1::2]
+    worth_done = rules.point_values[:done]
+    lead = ((bids[0] > bids[1]) * worth_done).sum(axis=1) - ((bids[1] > bids[0]) * worth_done).sum(axis=1)
+    spent = [
+        np.bitwise_or.reduce(np.left_shift(1, b), axis=1) if done else np.zeros(len(paths), np.int64) for b in bids
+    ]
+    if any(np.any(np.bitwise_count(s) != done) for s in spent):
+        raise PvfError("a path bids some card twice: it is not a history of the game")
+    offset = int(rules.point_values.sum())  # |lead| is below the points of the whole game
+    code = (spent[0] << n | spent[1]) * (2 * offset + 1) + (lead + offset)
+    codes, inverse = np.unique(code, return_inverse=True)
+    lead_left = codes % (2 * offset + 1) - offset
+    pair = codes // (2 * offset + 1)
+    cards = np.arange(n)
+    hands = [
+        np.broadcast_to(cards, (len(codes), n))[(mask[:, None] >> cards & 1) == 0].reshape(len(codes), m)
+        for mask in (pair >> n, pair & ((1 << n) - 1))
+    ]  # [U, m] each player's cards left, ascending
+    if draws is None:
+        orders = np.array(list(itertools.permutations(range(m))), dtype=np.int64)  # [m!, m]
+        first = np.repeat(orders, len(orders), axis=0)[None]  # [1, m!², m]
+        second = np.tile(orders, (len(orders), 1))[None]
+    else:
+        table = np.argsort(rng.random((PERMUTATIONS, m)), axis=1)  # bid orders drawn from
+        first = table[rng.integers(PERMUTATIONS, size=(len(codes), draws))]  # [U, R, m]
+        second = table[rng.integers(PERMUTATIONS, size=(len(codes), draws))]
+    bids0 = np.take_along_axis(hands[0][:, None, :], first, axis=2)  # [U, R, m]
+    bids1 = np.take_along_axis(hands[1][:, None, :], second, axis=2)
+    rounds = np.sign(bids0 - bids1).astype(np.float32)  # +1 where player 1 takes the round's points
+    difference = lead_left[:, None] + rounds @ rules.point_values[done:].astype(np.float32)  # exact: small integers
+    if rules.returns == "win_loss":
+        r0 = np.sign(difference).astype(np.float64)
+    else:
+        r0 = difference.astype(np.float64) / 2.0  # r₀ = p₀ − (p₀ + p₁)/2
+    return r0.mean(axis=1)[inverse.reshape(-1)]
