@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_csv(rows, out)
-    title = f"{tree.game_string}: the re-solving agent's exploitability"
+    title = f"{tree.game_string}:\nthe re-solving agent's exploitability"
     if rows and all(isinstance(parse_agent(r["agent"].rsplit(" seed=", 1)[0]), ParticleAgentSpec) for r in rows):
         plot_particle_agents(rows, {}, out.with_suffix(".png"), title)
     else:
