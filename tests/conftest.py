@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,13 @@ KUHN = "kuhn_poker"
 LEDUC = "leduc_poker"
 GOOF4 = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
 GOOF5 = "goofspiel(num_cards=5,imp_info=True,points_order=descending)"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One torch (OpenMP) thread in every test process and every command a test starts: with a test process
+    per core (xdist), a second thread per process only waits for a busy core (the example walk-through took
+    93 s with two threads beside another busy process, 15 s with one). A test that needs threads sets them."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -52,7 +52,7 @@ def _brute_force(tree, planner):
 
 @pytest.mark.parametrize("gadget", ["on", "off"])
 def test_the_walk_assembles_what_the_bot_plays_at_every_state(kuhn, gadget):
-    planner = make_planner(parse_agent(f"resolve:depth=3,gadget={gadget}"), kuhn)
+    planner = make_planner(parse_agent(f"resolve:depth=3,iterations=20,gadget={gadget}"), kuhn)
     policy, _ = agent_policy(kuhn, planner)
     assert policy == _brute_force(kuhn, planner)
     assert len(policy) == 12
