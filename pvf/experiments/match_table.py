@@ -6,10 +6,12 @@ opponent SPEC or an OpenSpiel bot, `random`, `ismcts[:sims=N]`, `mcts`):
      its own (`pvf.agents.matches`), every result appended to
      `<out>-games.csv` as soon as the game ends: a rerun plays only the
      games missing (resumable; a larger `--games` extends the matches);
-  2. one row per pairing in `<out>` (`agent, opponent, games, mean_return,
-     ci95, seconds_per_move`; mean_return is the agent's mean return per
-     game, ci95 the half-width of its normal 95% interval), and a PNG of the
-     mean returns with their intervals beside it.
+  2. one row per pairing in `<out>-games.csv`, with all its games there
+     (`agent, opponent, games, mean_return, ci95, seconds_per_move`;
+     mean_return is the agent's mean return per game, ci95 the half-width
+     of its normal 95% interval), written to `<out>` after each pairing, and
+     a PNG of the mean returns with their intervals beside it. A later run
+     of some pairings (more games for them) keeps the others' rows.
 
     python -m pvf.experiments.match_table --game goofspiel13 --out docs/figures/play/goofspiel13.csv \\
         --pairings "particles:k=16,leaves=rollout,horizon=1@random;particles:k=16,leaves=rollout,horizon=1@ismcts" \\
@@ -55,6 +57,17 @@ def _played(path: Path) -> list[dict]:
         return []
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
+
+
+def logged(log: Path) -> dict[tuple[str, str], list[GameResult]]:
+    """Every pairing's games in the log (pairings in order of first appearance, games by index)."""
+    pairings: dict[tuple[str, str], dict[int, GameResult]] = {}
+    for r in _played(log):
+        result = GameResult(
+            int(r["index"]), int(r["seat"]), float(r["agent_return"]), int(r["moves"]), float(r["seconds"])
+        )
+        pairings.setdefault((r["agent"], r["opponent"]), {})[result.index] = result
+    return {key: [games[i] for i in sorted(games)] for key, games in pairings.items()}
 
 
 def play_pairing(
@@ -103,7 +116,10 @@ def plot_matches(rows: Sequence[dict], path: Path, game: str) -> None:
     ax.set_yticks(list(y), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("agent's mean return per game (95% interval)")
-    ax.set_title(f"{game}: {rows[0]['games'] if rows else 0}+ games per pairing, seats swapped", fontsize=9)
+    games = sorted({int(r["games"]) for r in rows})
+    ax.set_title(
+        f"{game}:\n{'–'.join(map(str, games[:: max(len(games) - 1, 1)]))} games per pairing, seats swapped", fontsize=9
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -126,16 +142,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_name(out.stem + "-games.csv")
-    rows = []
     for agent, _, opponent in pairings:
         results = play_pairing(loaded, agent, opponent, args.games, args.seed, log, not args.no_progress)
         figures = summary(results)
-        rows.append({"agent": agent, "opponent": opponent, **{k: figures[k] for k in COLUMNS[2:]}})
-        write_csv(rows, out)
-        plot_matches(rows, out.with_suffix(".png"), loaded.game_string)
         print(
             f"{agent} vs {opponent}: {figures['mean_return']:+.3f} ± {figures['ci95']:.3f} ({figures['games']} games)"
         )
+        rows = [
+            {"agent": a, "opponent": o, **{k: summary(r)[k] for k in COLUMNS[2:]}} for (a, o), r in logged(log).items()
+        ]
+        write_csv(rows, out)
+        plot_matches(rows, out.with_suffix(".png"), loaded.game_string)
     return 0
 
 

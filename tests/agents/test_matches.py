@@ -12,7 +12,8 @@ AGENT = "particles:k=4,leaves=rollout,horizon=1"
 
 def test_a_resumed_match_plays_the_games_an_uninterrupted_one_plays(tmp_path):
     """Games 0-5 against IS-MCTS and the uniform bot: played at once, or 3 then resumed to 6 in a new log read
-    back from disk, the same returns; the summary CSV and PNG are written."""
+    back from disk, the same returns; the summary CSV and PNG are written, and keep the rows of pairings a later
+    run does not play."""
     loaded = load_game("goofspiel4")
     for opponent in ("ismcts:sims=20", "random"):
         whole = play_pairing(loaded, AGENT, opponent, 6, 0, tmp_path / f"whole-{opponent}.csv", progress=False)
@@ -43,3 +44,10 @@ def test_a_resumed_match_plays_the_games_an_uninterrupted_one_plays(tmp_path):
         rows = list(csv.DictReader(f))
     assert [r["opponent"] for r in rows] == ["random"] and rows[0]["games"] == "4"
     assert out.with_suffix(".png").stat().st_size > 0
+    pairing = f"{AGENT}@ismcts:sims=20"
+    assert (
+        main(["--game", "goofspiel4", "--out", str(out), "--pairings", pairing, "--games", "2", "--no-progress"]) == 0
+    )
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["opponent"], r["games"]) for r in rows] == [("random", "4"), ("ismcts:sims=20", "2")]  # kept
