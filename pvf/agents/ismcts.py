@@ -31,7 +31,7 @@ import numpy as np
 import pyspiel
 
 from pvf.errors import PvfError
-from pvf.games.goofspiel_kernel import P1_WINS, P2_WINS, GoofspielRules, replay, rules_of
+from pvf.games.goofspiel_kernel import DRAW, P1_WINS, P2_WINS, GoofspielRules, replay, rules_of
 from pvf.games.loading import LoadedGame
 
 UCT_C = 2.0  # the exploration constant of pvf play's IS-MCTS (OpenSpiel's examples use 2)
@@ -75,7 +75,7 @@ def _candidates(num_cards: int, player: int, own: int, outcome: int, used: int) 
         if used >> c & 1:
             continue
         first, second = (own, c) if player == 0 else (c, own)
-        code = P1_WINS if first > second else P2_WINS if second > first else 2
+        code = P1_WINS if first > second else P2_WINS if second > first else DRAW
         if code == outcome:
             out.append(c)
     return out

@@ -18,6 +18,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyspiel
@@ -25,6 +26,10 @@ import pyspiel
 from pvf.agents.bot import SeatBot
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
+from pvf.games.public_tree import PublicTree, build_public_tree
+
+if TYPE_CHECKING:
+    from pvf.agents.spec import AgentSpec, ParticleAgentSpec
 
 OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
 ISMCTS_SIMULATIONS = 1000
@@ -70,15 +75,45 @@ def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pysp
         return HumanBot(player)
     if name == "random":
         return pyspiel.make_uniform_random_bot(player, seed)
-    evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
     if name == "ismcts":
         simulations = ismcts_simulations(text)
         if rules_of(loaded) is not None:  # Goofspiel lacks ResampleFromInfostate: pvf's resampler
             return ismcts_bot(loaded, player, simulations, seed)
-        return pyspiel.ISMCTSBot(seed, evaluator, UCT_C, simulations)
+        return pyspiel.ISMCTSBot(seed, pyspiel.RandomRolloutEvaluator(1, seed), UCT_C, simulations)
     if name == "mcts":
+        evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
         return pyspiel.MCTSBot(loaded.sequential, evaluator, UCT_C, MCTS_SIMULATIONS, 1000, False, seed, False)
     raise PvfError(f"{text!r} is not an OpenSpiel opponent ({', '.join(OPENSPIEL_BOTS)})")
+
+
+def agent_bots(
+    spec: AgentSpec | ParticleAgentSpec, loaded: LoadedGame, seed: int, tree: PublicTree | None = None
+) -> list:
+    """The pvf agent a SPEC names as a `pyspiel.Bot` of each seat, both on one planner (a checkpoint loaded
+    once); an exact-range agent needs the public tree (built here where `tree` is None)."""
+    from pvf.agents.bot import ParticleBot, ResolvingBot
+    from pvf.agents.particle_agent import ParticleResolver
+    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
+
+    if isinstance(spec, AgentSpec):
+        tree = build_public_tree(loaded.game_string) if tree is None else tree
+        planner = make_planner(spec, tree)
+        return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
+    planner = make_particle_planner(spec, loaded)
+    return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]
+
+
+def opponent_bots(
+    text: str, loaded: LoadedGame, seed: int, tree: PublicTree | None = None
+) -> Callable[[int], Sequence[pyspiel.Bot]]:
+    """Game index -> the opponent `text` names, per seat: an OpenSpiel bot built for each game from its seed, or
+    a pvf agent (SPEC) built once (seeded by `seed + 1`; its decisions are functions of its infostates)."""
+    from pvf.agents.spec import parse_agent
+
+    if openspiel_bot_name(text) is not None:
+        return lambda i: [openspiel_bot(text, loaded, p, game_seed(seed, i) + 1) for p in (0, 1)]
+    shared = agent_bots(parse_agent(text), loaded, seed + 1, tree)
+    return lambda i: shared
 
 
 def game_seed(seed: int, index: int) -> int:

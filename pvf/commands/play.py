@@ -173,14 +173,10 @@ def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
 def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
     from tqdm import tqdm
 
-    from pvf.agents.matches import game_seed, openspiel_bot, play_games, summary
+    from pvf.agents.matches import agent_bots, opponent_bots, play_games, summary
 
-    agents = _bots(spec, loaded, tree, args.seed)
-    if opponent is None:
-        opponents = lambda i: [openspiel_bot(args.opponent, loaded, p, game_seed(args.seed, i) + 1) for p in (0, 1)]  # noqa: E731
-    else:
-        shared = _bots(opponent, loaded, tree, args.seed + 1)
-        opponents = lambda i: shared  # noqa: E731
+    agents = agent_bots(spec, loaded, args.seed, tree)
+    opponents = opponent_bots(args.opponent, loaded, args.seed, tree)
     results = []
     games = play_games(loaded, agents, opponents, range(args.games), args.seed)
     for result in tqdm(games, total=args.games, desc="pvf play", unit="game", disable=not progress_wanted(args)):
@@ -188,16 +184,3 @@ def _matches(loaded, tree, spec, opponent, args: argparse.Namespace) -> dict:
         if args.opponent == "human":
             print(f"Game {result.index + 1}: you {-result.agent_return:+g}, the agent {result.agent_return:+g}.")
     return {"game": loaded.game_string, "agent": spec.label, "opponent": args.opponent, **summary(results)}
-
-
-def _bots(spec, loaded, tree, seed: int) -> list:
-    """The pvf agent a SPEC names as a `pyspiel.Bot` of each seat, both on one planner (a checkpoint loaded once)."""
-    from pvf.agents.bot import ParticleBot, ResolvingBot
-    from pvf.agents.particle_agent import ParticleResolver
-    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
-
-    if isinstance(spec, AgentSpec):
-        planner = make_planner(spec, tree)
-        return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
-    planner = make_particle_planner(spec, loaded)
-    return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]

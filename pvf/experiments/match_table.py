@@ -28,28 +28,14 @@ from pathlib import Path
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
-from pvf.agents.bot import ParticleBot, ResolvingBot
-from pvf.agents.matches import GameResult, game_seed, openspiel_bot, openspiel_bot_name, play_games, summary
-from pvf.agents.particle_agent import ParticleResolver
-from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner, parse_agent
+from pvf.agents.matches import GameResult, agent_bots, opponent_bots, play_games, summary
+from pvf.agents.spec import parse_agent
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
-from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
 
 COLUMNS = ("agent", "opponent", "games", "mean_return", "ci95", "seconds_per_move")
 GAME_COLUMNS = ("agent", "opponent", "index", "seat", "agent_return", "moves", "seconds")
-
-
-def _bots(text: str, loaded: LoadedGame, seed: int) -> list:
-    """A pvf agent SPEC's bot per seat (the public tree is built only for an exact-range agent)."""
-    spec = parse_agent(text)
-    if isinstance(spec, AgentSpec):
-        tree = build_public_tree(loaded.game_string)
-        planner = make_planner(spec, tree)
-        return [ResolvingBot(tree, planner, player, seed) for player in (0, 1)]
-    planner = make_particle_planner(spec, loaded)
-    return [ParticleBot(ParticleResolver(loaded, planner, player, seed), seed) for player in (0, 1)]
 
 
 def _played(path: Path) -> list[dict]:
@@ -74,21 +60,11 @@ def play_pairing(
     loaded: LoadedGame, agent: str, opponent: str, games: int, seed: int, log: Path, progress: bool = True
 ) -> list[GameResult]:
     """Games 0..games-1 of `agent` against `opponent`, those in `log` read back, the others played and appended."""
-    done = {
-        int(r["index"]): GameResult(
-            int(r["index"]), int(r["seat"]), float(r["agent_return"]), int(r["moves"]), float(r["seconds"])
-        )
-        for r in _played(log)
-        if r["agent"] == agent and r["opponent"] == opponent
-    }
+    done = {r.index: r for r in logged(log).get((agent, opponent), [])}
     missing = [i for i in range(games) if i not in done]
     if missing:
-        agents = _bots(agent, loaded, seed)
-        if openspiel_bot_name(opponent) is not None:
-            opponents = lambda i: [openspiel_bot(opponent, loaded, p, game_seed(seed, i) + 1) for p in (0, 1)]  # noqa: E731
-        else:
-            shared = _bots(opponent, loaded, seed + 1)
-            opponents = lambda i: shared  # noqa: E731
+        agents = agent_bots(parse_agent(agent), loaded, seed)
+        opponents = opponent_bots(opponent, loaded, seed)
         new = not log.exists()
         with log.open("a", newline="") as f:
             writer = csv.writer(f)
