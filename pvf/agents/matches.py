@@ -29,7 +29,7 @@ from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import PublicTree, build_public_tree
 
 if TYPE_CHECKING:
-    from pvf.agents.spec import AgentSpec, ParticleAgentSpec
+    from pvf.agents.spec import AgentSpec, MMDSearchSpec, ParticleAgentSpec
 
 OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
 ISMCTS_SIMULATIONS = 1000
@@ -87,13 +87,18 @@ def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pysp
 
 
 def agent_bots(
-    spec: AgentSpec | ParticleAgentSpec, loaded: LoadedGame, seed: int, tree: PublicTree | None = None
+    spec: AgentSpec | ParticleAgentSpec | MMDSearchSpec, loaded: LoadedGame, seed: int, tree: PublicTree | None = None
 ) -> list:
     """The pvf agent a SPEC names as a `pyspiel.Bot` of each seat, both on one planner (a checkpoint loaded
     once); an exact-range agent needs the public tree (built here where `tree` is None)."""
     from pvf.agents.bot import ParticleBot, ResolvingBot
+    from pvf.agents.mmd_search import MMDSearchBot, mmd_search
     from pvf.agents.particle_agent import ParticleResolver
-    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
+    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_particle_planner, make_planner
+
+    if isinstance(spec, MMDSearchSpec):
+        search = mmd_search(loaded, spec.k, spec.eta, spec.alpha, spec.draws, seed)
+        return [MMDSearchBot(search, player, seed) for player in (0, 1)]
 
     if isinstance(spec, AgentSpec):
         tree = build_public_tree(loaded.game_string) if tree is None else tree

@@ -1,6 +1,7 @@
 """Agent SPECs as `pvf play` reads them, and the planner each one builds.
 
     SPEC   := LEAVES | resolve[:KEY=VALUE[,KEY=VALUE...]] | particles[:PKEY=VALUE[,PKEY=VALUE...]]
+              | mmds[:MKEY=VALUE[,MKEY=VALUE...]]
     LEAVES := oracle | targets | zero | PATH.ckpt[+PATH.ckpt...] (several: the mean of their values)
     KEY    := leaves (LEAVES; default oracle) | depth (the trunk leaves' move number) | iterations (default 100)
               | solver (a `pvf.solvers.registry` name; default cfr+) | gadget (on, the default, or off)
@@ -9,7 +10,9 @@
               | leaves (oracle, zero, rollout or PATH.ckpt; default oracle)
               | depth | horizon (the trunk leaves this many moves below each solve's root, instead of depth)
               | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
-              | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD search)
+              | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD on the subgame)
+    MKEY   := k (belief samples per decision, default 10) | eta (step size, default 50) | alpha (the magnet's
+              weight, default 0.01) | draws (sampled continuations per rollout value, default 64)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
 defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
@@ -24,7 +27,10 @@ to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
 as Goofspiel; no public tree needed), with the oracle, a constant,
 `rollout` (the value of uniform random play from each leaf history,
 `ROLLOUT_DRAWS` bid orders drawn per history, `pvf.games.rollouts`) or a
-particle / attention network at its leaves.
+particle / attention network at its leaves. `mmds:` is MMD search
+(`pvf.agents.mmd_search`: one MMD update of the uniform blueprint from
+sampled beliefs and rollouts, the update-equivalence paper's planner; no
+subgame is solved; Goofspiel).
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ from pvf.solvers.trunk_solver import Trunk
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
 PARTICLE_KEYS = ("k", "leaves", "depth", "horizon", "iterations", "min_live", "explore", "engine", "replan", "solver")
+MMDS_KEYS = ("k", "eta", "alpha", "draws")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
 ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
 
@@ -115,10 +122,28 @@ class ParticleAgentSpec:
         )
 
 
-def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec:
-    """The `AgentSpec` or `ParticleAgentSpec` of a SPEC string (module docstring); a one-line `PvfError` naming
-    what is wrong."""
+@dataclass(frozen=True)
+class MMDSearchSpec:
+    """A parsed `mmds:` SPEC: belief samples per decision, step size, magnet weight and sampled continuations
+    per rollout value (`pvf.agents.mmd_search.MMDSearch`; defaults the paper's for the uniform blueprint)."""
+
+    k: int = 10
+    eta: float = 50.0
+    alpha: float = 0.01
+    draws: int = 64
+
+    @property
+    def label(self) -> str:
+        """The spec written out in full (for tables and JSON)."""
+        return f"mmds:k={self.k},eta={self.eta:g},alpha={self.alpha:g},draws={self.draws}"
+
+
+def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec | MMDSearchSpec:
+    """The `AgentSpec`, `ParticleAgentSpec` or `MMDSearchSpec` of a SPEC string (module docstring); a one-line
+    `PvfError` naming what is wrong."""
     text = text.strip()
+    if text == "mmds" or text.startswith("mmds:"):
+        return _parse_mmds(text)
     if text == "particles" or text.startswith("particles:"):
         return _parse_particles(text)
     if text != "resolve" and not text.startswith("resolve:"):
@@ -168,6 +193,20 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
                 raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
             values[key] = fields[key]
     return ParticleAgentSpec(**values)
+
+
+def _parse_mmds(text: str) -> MMDSearchSpec:
+    fields = _fields(text, "mmds", MMDS_KEYS)
+    values: dict = {key: _integer(text, key, fields[key]) for key in ("k", "draws") if key in fields}
+    for key in ("eta", "alpha"):
+        if key in fields:
+            try:
+                values[key] = float(fields[key])
+            except ValueError:
+                raise PvfError(f"agent {text!r}: {key} takes a number, got {fields[key]!r}") from None
+    if values.get("eta", 1.0) <= 0 or values.get("alpha", 0.0) < 0:
+        raise PvfError(f"agent {text!r}: eta must be positive and alpha non-negative")
+    return MMDSearchSpec(**values)
 
 
 def _fields(text: str, prefix: str, keys: tuple[str, ...]) -> dict[str, str]:

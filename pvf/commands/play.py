@@ -24,6 +24,11 @@ play's value, or checkpoints), depth or horizon (the leaves this many moves
 ahead of each solve), iterations, solver (cfr+ or mmd: MMD search),
 min_live, explore, engine and replan, e.g. `--agent
 particles:k=16,leaves=rollout,horizon=1` (Goofspiel-13).
+Or mmds[:KEY=VALUE,...], MMD search (Goofspiel; one MMD update of the
+uniform blueprint on action values from belief samples and rollouts, no
+subgame solved), with k (belief samples, default 10), eta (default 50),
+alpha (default 0.01) and draws (rollouts per value, default 64), e.g.
+`--agent mmds:eta=5`.
 An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
 `ismcts` (information-set MCTS, 1,000 simulations, random rollouts;
 `ismcts:sims=N` sets the simulations; in Goofspiel OpenSpiel's Python bot
@@ -92,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         ismcts_simulations(args.opponent)
     opponent = None if args.opponent is None or bot_name is not None else parse_agent(args.opponent)
     loaded = load_game(args.game)
-    # The particle agent needs no public tree to play; judging it exactly, or an exact-range agent, does.
+    # The particle agent and MMD search need no public tree to play; judging them exactly, or an exact-range
+    # agent, does.
     enumerate_tree = args.what == "exploitability" or isinstance(spec, AgentSpec) or isinstance(opponent, AgentSpec)
     tree = build_public_tree(args.game) if enumerate_tree else None
     if args.what == "exploitability":
@@ -122,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
 def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
     import pyspiel
 
+    from pvf.agents.mmd_search import mmd_search, search_policy
     from pvf.agents.particle_agent import particle_policy
     from pvf.agents.resolving import agent_policy
-    from pvf.agents.spec import AgentSpec, make_particle_planner, make_planner
+    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_particle_planner, make_planner
     from pvf.outputs import disk_errors
     from pvf.solvers.best_response import nash_conv
     from pvf.solvers.sequence_form import build_sequence_game
@@ -133,13 +140,18 @@ def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
 
     start = time.perf_counter()
     extra: dict = {}
+    depth = None
     if isinstance(spec, AgentSpec):
         planner = make_planner(spec, tree)
         policy, solves = agent_policy(tree, planner)
+        depth = planner.depth
+    elif isinstance(spec, MMDSearchSpec):
+        policy = search_policy(tree, mmd_search(tree.loaded, spec.k, spec.eta, spec.alpha, spec.draws, args.seed))
+        solves = 0
     else:
         planner = make_particle_planner(spec, tree.loaded)
         policy, counts = particle_policy(tree, planner, args.seed)
-        solves = counts["solves"]
+        solves, depth = counts["solves"], planner.depth
         extra = {"regenerations": counts["regenerations"], "decisions": counts["decisions"]}
     seconds = time.perf_counter() - start
     openspiel = float(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy)))
@@ -157,7 +169,7 @@ def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
     return {
         "game": tree.game_string,
         "agent": spec.label,
-        "depth": planner.depth,
+        "depth": depth,
         "nash_conv": openspiel,
         "exploitability": openspiel / 2.0,
         "pvf_nash_conv": ours,

@@ -54,15 +54,14 @@ def uniform_play_values(
 ) -> np.ndarray:
     """[H] player 1's expected return (zero-sum: (r₁ − r₂)/2) of uniform random play from each path [H, L].
 
-    paths: turn-based action paths, all at one round's start (L even, below 2·rounds).
+    paths: turn-based action paths, all at one round's start (L even, at most 2·rounds: at 2·rounds, the
+    terminal histories, the value is the return after the forced last round).
     draws: bid orders drawn per history, or None for the exact expectation (at most `EXACT_CARDS` cards left).
     """
     paths = np.asarray(paths, dtype=np.int64).reshape(len(paths), -1)
     length = paths.shape[1]
-    if length % 2 or length >= 2 * rules.rounds:
-        raise PvfError(
-            f"uniform-play values start at a round's start before the last round, not after {length} actions"
-        )
+    if length % 2 or length > 2 * rules.rounds:
+        raise PvfError(f"uniform-play values start at a round's start, not after {length} actions")
     n, done = rules.num_cards, length // 2
     m = n - done
     if draws is None and m > EXACT_CARDS:

@@ -43,11 +43,12 @@ def paths_at_round_starts(game: pyspiel.Game, rounds: int) -> list[list[int]]:
 
 @pytest.mark.parametrize("game_string", [GOOF4, DIFFERENCE])
 def test_exact_values_are_openspiels_expected_returns(game_string):
-    """Every history at the start of rounds 0, 1 and 2: the exact value is OpenSpiel's uniform expectation."""
+    """Every history at the start of rounds 0, 1, 2 and 3 (the terminals): the exact value is OpenSpiel's uniform
+    expectation."""
     loaded = load_game(game_string)
     rules = rules_of(loaded)
     game = loaded.sequential
-    for rounds in (0, 1, 2):
+    for rounds in (0, 1, 2, 3):
         paths = paths_at_round_starts(game, rounds)
         ours = uniform_play_values(rules, np.array(paths).reshape(len(paths), -1), None)
         theirs = [openspiel_uniform_value(state_after(game, p)) for p in paths]
