@@ -56,6 +56,7 @@ from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.guarded_values import DEFAULT_GUARD, best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.maximin_lp import MaximinLP
+from pvf.solvers.positions import Positions
 from pvf.solvers.trunk_solver import Trunk
 
 
@@ -164,8 +165,7 @@ class HistoryValueEvaluator:
             raise PvfError(f"{len(leaves)} leaf histories need as many values, got shape {values.shape}")
         columns = []
         for n in (0, 1):
-            order = np.argsort(game.leaf_infostates[n], kind="stable")
-            columns.append(order[np.searchsorted(game.leaf_infostates[n][order], tree.infostate[leaves, n])])
+            columns.append(Positions(game.leaf_infostates[n])(tree.infostate[leaves, n]))
         shape = (len(game.leaf_infostates[0]), len(game.leaf_infostates[1]))
         self.payoff = sp.csr_matrix((trunk.history_weights(leaves) * values, (columns[0], columns[1])), shape=shape)
 

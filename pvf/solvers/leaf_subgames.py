@@ -24,6 +24,7 @@ import numpy as np
 
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.counterfactual_reach import CounterfactualReach
+from pvf.solvers.positions import Positions
 from pvf.solvers.sequence_form import build_sequence_game
 
 
@@ -50,9 +51,7 @@ class LeafSubgames:
         self.num_columns = (len(columns[0]), len(columns[1]))
         self.root_position = []
         for n in (0, 1):
-            order = np.argsort(columns[n], kind="stable")
-            roots = self.game.players[n].root_infostates
-            self.root_position.append(order[np.searchsorted(columns[n][order], roots)])
+            self.root_position.append(Positions(columns[n])(self.game.players[n].root_infostates))
         self.root_weights = root_weights
 
     @cached_property

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
+from pvf.solvers.positions import Positions
 
 
 @dataclass(frozen=True, eq=False)
@@ -326,7 +327,7 @@ def _player_sequences(
     offset = np.concatenate([[0], np.cumsum(sizes_found)])[:-1]
     # (infostate, action) -> position of the action in the infostate's list
     pair_code = np.repeat(infos_found, sizes_found) * width + flat_actions
-    pair_order = np.argsort(pair_code, kind="stable")
+    pair_index = Positions(pair_code)
     pair_position = np.arange(len(flat_actions)) - np.repeat(offset, sizes_found)
 
     def sequence_of(keys: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -334,8 +335,7 @@ def _player_sequences(
         out = keys.copy()
         decision = keys >= R
         code = keys[decision] - R
-        at = pair_order[np.searchsorted(pair_code[pair_order], code)]
-        out[decision] = start[np.searchsorted(infos_found, code // width)] + pair_position[at]
+        out[decision] = start[np.searchsorted(infos_found, code // width)] + pair_position[pair_index(code)]
         return out
 
     # Step 3: number the sequences level by level.
