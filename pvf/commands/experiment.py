@@ -195,10 +195,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "progressive-hiding",
         help="progressive hiding vs CFR on team games (Cooperative Matching Pennies, Trade Comm, Tiny Bridge)",
         description='Section 6 of Heymann & Lanctot\'s "Learning in Games with Progressive Hiding" '
-        "(pvf.experiments.progressive_hiding): CFR and progressive hiding (regret matching under the cheated or "
-        "recall information map, penalised toward implementability) on Cooperative Matching Pennies, Trade Comm "
-        "(2, 2) and Abstracted Tiny Bridge; the projected policy's payoff per iteration, mean, 10%% quantile, success "
-        "rate and best-so-far over runs. "
+        "(pvf.experiments.progressive_hiding): CFR and progressive hiding (regret matching, or FTRL for Trade Comm, "
+        "under the cheated or recall information map, penalised toward implementability) on Cooperative Matching "
+        "Pennies, Trade Comm (2, 2) and Abstracted Tiny Bridge; the projected policy's payoff per iteration, mean, "
+        "10%% quantile, success rate and best-so-far over runs. "
         "Writes DIR/progressive_hiding.csv and DIR/progressive_hiding.png.",
     )
     hiding.add_argument(
