@@ -19,7 +19,10 @@ Trade Comm (m, n) = (2, 2) is OpenSpiel's `trade_comm(num_items=2)` (n
 items, as many utterances), from uniformly random initial policies as the
 paper's fig. 1, with its learner, FTRL with entropic regularisation; the
 paper gives neither penalty nor step size, `TRADE_COMM_PENALTY` and
-`TRADE_COMM_STEP` are ours. Abstracted Tiny Bridge is OpenSpiel's `tiny_bridge_2p` for 75
+`TRADE_COMM_STEP` are ours. Trade Comm (m, n) = (3, 2), the paper's fig. 1
+right (3 messages, 2 items), is not an OpenSpiel game (its utterances are as
+many as its items): `pvf.games.team_tree.trade_comm_efg` writes it; its
+learners, penalty, step and iterations are (2, 2)'s. Abstracted Tiny Bridge is OpenSpiel's `tiny_bridge_2p` for 75
 iterations (the paper's 75 episodes), judged as its fig. 3 by the best
 outcome along a run; success = above 20.32, the best payoff without
 coordination (Sokota et al. 2021). The paper steered a dynamic penalty;
@@ -48,9 +51,10 @@ TINY_BRIDGE_PENALTY = 30.0
 
 @dataclass(frozen=True)
 class Protocol:
-    """One game's experiment: its OpenSpiel string (or "cmp"), learners as name -> (information map, penalty),
-    iterations, success threshold on the outcome, the initial policies' `perturbation`, and the local
-    learner every learner runs, "rm" or "ftrl" with step size `step` (see `pvf.solvers.progressive_hiding`)."""
+    """One game's experiment: its game string (`pvf.games.team_tree.load_team_game`), title, learners as
+    name -> (information map, penalty), iterations, success threshold on the outcome, the initial policies'
+    `perturbation`, and the local learner every learner runs, "rm" or "ftrl" with step size `step` (see
+    `pvf.solvers.progressive_hiding`)."""
 
     game: str
     title: str
@@ -85,6 +89,20 @@ PROTOCOLS = {
         "ftrl",
         TRADE_COMM_STEP,
     ),
+    "trade_comm_3_2": Protocol(
+        "trade_comm_mn(messages=3,items=2)",
+        "Trade Comm (m, n) = (3, 2)",
+        {
+            "CFR": ("original", 0.0),
+            "PH recall": ("recall", TRADE_COMM_PENALTY),
+            "PH cheated": ("cheated", TRADE_COMM_PENALTY),
+        },
+        1000,
+        0.99,
+        1.0,
+        "ftrl",
+        TRADE_COMM_STEP,
+    ),
     "tiny_bridge": Protocol(
         "tiny_bridge_2p",
         "Abstracted Tiny Bridge",
@@ -98,12 +116,12 @@ PROTOCOLS = {
         1.0,
     ),
 }
-DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "tiny_bridge": 10}
+DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "trade_comm_3_2": 100, "tiny_bridge": 10}
 QUICK_RUNS, QUICK_ITERATIONS = 4, 10
 
 
 def parse_games(text: str) -> list[str]:
-    """`--games cmp,trade_comm,tiny_bridge` as a list; a one-line PvfError for a name not in `PROTOCOLS`."""
+    """`--games cmp,trade_comm,tiny_bridge` (names of `PROTOCOLS`) as a list; a one-line PvfError for another."""
     names = [g.strip() for g in text.split(",") if g.strip()]
     if not names or any(g not in PROTOCOLS for g in names):
         raise PvfError(f"--games takes a comma-separated subset of {', '.join(PROTOCOLS)}, got {text!r}")
