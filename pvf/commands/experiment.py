@@ -210,7 +210,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--runs",
         type=int,
         default=None,
-        help="runs per learner (default: cmp 1,000, trade_comm and trade_comm_3_2 100, tiny_bridge 10)",
+        help="runs per learner (default: cmp 1,000, trade_comm and trade_comm_3_2 100, tiny_bridge 50)",
     )
     hiding.add_argument(
         "--quick", action="store_true", help="a smoke run in seconds: 4 runs of 10 iterations per learner"

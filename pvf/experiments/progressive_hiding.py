@@ -22,8 +22,9 @@ paper gives neither penalty nor step size, `TRADE_COMM_PENALTY` and
 `TRADE_COMM_STEP` are ours. Trade Comm (m, n) = (3, 2), the paper's fig. 1
 right (3 messages, 2 items), is not an OpenSpiel game (its utterances are as
 many as its items): `pvf.games.team_tree.trade_comm_efg` writes it; its
-learners, penalty, step and iterations are (2, 2)'s. Abstracted Tiny Bridge is OpenSpiel's `tiny_bridge_2p` for 75
-iterations (the paper's 75 episodes), judged as its fig. 3 by the best
+learners, penalty, step and iterations are (2, 2)'s. Abstracted Tiny
+Bridge is OpenSpiel's `tiny_bridge_2p`, 50 runs of 75 iterations (the
+paper's 50 trainings of 75 episodes), judged as its fig. 3 by the best
 outcome along a run; success = above 20.32, the best payoff without
 coordination (Sokota et al. 2021). The paper steered a dynamic penalty;
 `TINY_BRIDGE_PENALTY` is a constant of ours.
@@ -116,7 +117,7 @@ PROTOCOLS = {
         1.0,
     ),
 }
-DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "trade_comm_3_2": 100, "tiny_bridge": 10}
+DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "trade_comm_3_2": 100, "tiny_bridge": 50}
 QUICK_RUNS, QUICK_ITERATIONS = 4, 10
 
 
