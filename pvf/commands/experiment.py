@@ -195,19 +195,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "progressive-hiding",
         help="progressive hiding vs CFR on team games (Cooperative Matching Pennies, Trade Comm, Tiny Bridge)",
         description='Section 6 of Heymann & Lanctot\'s "Learning in Games with Progressive Hiding" '
-        "(pvf.experiments.progressive_hiding): CFR and progressive hiding (regret matching under the cheated or "
-        "recall information map, penalised toward implementability) on Cooperative Matching Pennies, Trade Comm "
-        "(2, 2) and Abstracted Tiny Bridge; the projected policy's payoff per iteration, mean, 10%% quantile, success "
-        "rate and best-so-far over runs. "
+        "(pvf.experiments.progressive_hiding): CFR and progressive hiding (regret matching, or FTRL for Trade Comm, "
+        "under the cheated or recall information map, penalised toward implementability) on Cooperative Matching "
+        "Pennies, Trade Comm (2, 2) and (3, 2) and Abstracted Tiny Bridge; the projected policy's payoff per "
+        "iteration, mean, 10%% quantile, success rate and best-so-far over runs. "
         "Writes DIR/progressive_hiding.csv and DIR/progressive_hiding.png.",
     )
     hiding.add_argument(
         "--games",
-        default="cmp,trade_comm,tiny_bridge",
-        help="comma-separated: cmp, trade_comm, tiny_bridge (default all)",
+        default="cmp,trade_comm,trade_comm_3_2,tiny_bridge",
+        help="comma-separated: cmp, trade_comm, trade_comm_3_2, tiny_bridge (default all)",
     )
     hiding.add_argument(
-        "--runs", type=int, default=None, help="runs per learner (default: cmp 1,000, trade_comm 100, tiny_bridge 10)"
+        "--runs",
+        type=int,
+        default=None,
+        help="runs per learner (default: cmp 1,000, trade_comm and trade_comm_3_2 100, tiny_bridge 50)",
     )
     hiding.add_argument(
         "--quick", action="store_true", help="a smoke run in seconds: 4 runs of 10 iterations per learner"
@@ -558,7 +561,7 @@ def run_progressive_hiding(args: argparse.Namespace) -> int:
     def show(row: dict) -> None:
         if not args.json:
             print(
-                f"{row['game']:<10} {row['learner']:<11} {row['runs']:>5} runs {row['iteration']:>5} iterations  "
+                f"{row['game']:<14} {row['learner']:<11} {row['runs']:>5} runs {row['iteration']:>5} iterations  "
                 f"mean {row['mean']:.3f}  10% quantile {row['q10']:.3f}  success {row['success']:.1%}",
                 flush=True,
             )

@@ -1,10 +1,11 @@
 """Section 6 of "Learning in Games with Progressive Hiding": CFR against progressive hiding on team games.
 
 For each game of `PROTOCOLS` and each learner (information map, penalty):
-  1. `runs` independent runs of `pvf.solvers.progressive_hiding` (regret
-     matching, full-width iterations, all runs batched), seeded by `seed`;
-     the learner "CFR" is the original map with penalty 0 (plain CFR on the
-     team game), the others learn under the "cheated" or "recall" map.
+  1. `runs` independent runs of `pvf.solvers.progressive_hiding` (the game's
+     local learner, regret matching or FTRL, full-width iterations, all runs
+     batched), seeded by `seed`; the learner "CFR" is the original map with
+     penalty 0 (plain CFR on the team game; with FTRL, CFR whose local
+     learner is FTRL), the others learn under the "cheated" or "recall" map.
   2. The learning outcome after each iteration is E_{gamma^t}[r], the payoff
      of the projected, implementable policy (the paper's y-axis).
   3. Per learner and iteration: the mean over runs, the 10% quantile, the
@@ -16,9 +17,14 @@ Cooperative Matching Pennies follows the paper's section 6.2: penalty
 0.05, success = an outcome above 0.95 after 400 iterations ("episodes").
 Trade Comm (m, n) = (2, 2) is OpenSpiel's `trade_comm(num_items=2)` (n
 items, as many utterances), from uniformly random initial policies as the
-paper's fig. 1; the paper gives no penalty for it, `TRADE_COMM_PENALTY` is
-ours. Abstracted Tiny Bridge is OpenSpiel's `tiny_bridge_2p` for 75
-iterations (the paper's 75 episodes), judged as its fig. 3 by the best
+paper's fig. 1, with its learner, FTRL with entropic regularisation; the
+paper gives neither penalty nor step size, `TRADE_COMM_PENALTY` and
+`TRADE_COMM_STEP` are ours. Trade Comm (m, n) = (3, 2), the paper's fig. 1
+right (3 messages, 2 items), is not an OpenSpiel game (its utterances are as
+many as its items): `pvf.games.team_tree.trade_comm_efg` writes it; its
+learners, penalty, step and iterations are (2, 2)'s. Abstracted Tiny
+Bridge is OpenSpiel's `tiny_bridge_2p`, 50 runs of 75 iterations (the
+paper's 50 trainings of 75 episodes), judged as its fig. 3 by the best
 outcome along a run; success = above 20.32, the best payoff without
 coordination (Sokota et al. 2021). The paper steered a dynamic penalty;
 `TINY_BRIDGE_PENALTY` is a constant of ours.
@@ -40,13 +46,15 @@ from pvf.solvers.progressive_hiding import progressive_hiding
 
 CMP_PENALTY = 0.05
 TRADE_COMM_PENALTY = 1.0
+TRADE_COMM_STEP = 1.0
 TINY_BRIDGE_PENALTY = 30.0
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """One game's experiment: its OpenSpiel string (or "cmp"), learners as name -> (information map, penalty),
-    iterations, success threshold on the outcome, and the initial policies' `perturbation` (see
+    """One game's experiment: its game string (`pvf.games.team_tree.load_team_game`), title, learners as
+    name -> (information map, penalty), iterations, success threshold on the outcome, the initial policies'
+    `perturbation`, and the local learner every learner runs, "rm" or "ftrl" with step size `step` (see
     `pvf.solvers.progressive_hiding`)."""
 
     game: str
@@ -55,6 +63,8 @@ class Protocol:
     iterations: int
     success: float
     perturbation: float
+    local_learner: str = "rm"
+    step: float = 1.0
 
 
 PROTOCOLS = {
@@ -77,6 +87,22 @@ PROTOCOLS = {
         1000,
         0.99,
         1.0,
+        "ftrl",
+        TRADE_COMM_STEP,
+    ),
+    "trade_comm_3_2": Protocol(
+        "trade_comm_mn(messages=3,items=2)",
+        "Trade Comm (m, n) = (3, 2)",
+        {
+            "CFR": ("original", 0.0),
+            "PH recall": ("recall", TRADE_COMM_PENALTY),
+            "PH cheated": ("cheated", TRADE_COMM_PENALTY),
+        },
+        1000,
+        0.99,
+        1.0,
+        "ftrl",
+        TRADE_COMM_STEP,
     ),
     "tiny_bridge": Protocol(
         "tiny_bridge_2p",
@@ -91,12 +117,12 @@ PROTOCOLS = {
         1.0,
     ),
 }
-DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "tiny_bridge": 10}
+DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "trade_comm_3_2": 100, "tiny_bridge": 50}
 QUICK_RUNS, QUICK_ITERATIONS = 4, 10
 
 
 def parse_games(text: str) -> list[str]:
-    """`--games cmp,trade_comm,tiny_bridge` as a list; a one-line PvfError for a name not in `PROTOCOLS`."""
+    """`--games cmp,trade_comm,tiny_bridge` (names of `PROTOCOLS`) as a list; a one-line PvfError for another."""
     names = [g.strip() for g in text.split(",") if g.strip()]
     if not names or any(g not in PROTOCOLS for g in names):
         raise PvfError(f"--games takes a comma-separated subset of {', '.join(PROTOCOLS)}, got {text!r}")
@@ -114,9 +140,12 @@ def run_game(
     protocol = PROTOCOLS[name]
     tree = build_team_tree(protocol.game)
     horizon = iterations or protocol.iterations
+    step = protocol.step if protocol.local_learner == "ftrl" else None  # regret matching has none
     rows = []
     for learner, (info_map, penalty) in protocol.learners.items():
-        trace = progressive_hiding(tree, info_map, penalty, horizon, runs, seed, protocol.perturbation)
+        trace = progressive_hiding(
+            tree, info_map, penalty, horizon, runs, seed, protocol.perturbation, protocol.local_learner, protocol.step
+        )
         best = np.maximum.accumulate(trace.outcome, axis=1)
         for t in range(horizon):
             outcome = trace.outcome[:, t]
@@ -126,6 +155,8 @@ def run_game(
                     "learner": learner,
                     "map": info_map,
                     "penalty": penalty,
+                    "local_learner": protocol.local_learner,
+                    "step": step,
                     "runs": runs,
                     "iteration": t + 1,
                     "mean": float(outcome.mean()),

@@ -32,11 +32,21 @@ Building a `TeamTree`:
 
 Cooperative Matching Pennies (the paper's fig. 2) is not among OpenSpiel's
 games; `COOPERATIVE_MATCHING_PENNIES` is it as an EFG text loaded with
-`pyspiel.load_efg_game`.
+`pyspiel.load_efg_game`. So is Trade Comm with m messages and n items, the
+paper's (m, n) (its fig. 1 right is (3, 2)): OpenSpiel's
+`trade_comm(num_items=n)` offers as many utterances as items, so
+`trade_comm_efg(m, n)` writes the game out as OpenSpiel plays it, one chance
+node dealing both items (outcome s1 n + s2, probability 1/n^2), then the two
+messages (m1, m2), then the two trade requests (give, receive) numbered
+give n + receive, paying 1 when player 0 asks (s1, s2) and player 1 (s2, s1).
+Its EFG information sets are the paper's section 6.1 X: s1; (s2, m1);
+(s1, m1, m2); (s2, m1, m2). The name "trade_comm_mn(messages=m,items=n)"
+loads it; for m = n it is OpenSpiel's tree, node for node.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +79,33 @@ def _cmp_efg() -> str:
 
 
 COOPERATIVE_MATCHING_PENNIES = _cmp_efg()
+TRADE_COMM_MN = re.compile(r"trade_comm_mn\(messages=(\d+),items=(\d+)\)")
+
+
+def trade_comm_efg(messages: int, items: int) -> str:
+    """Trade Comm with `messages` utterances and `items` items as an EFG text (module docstring)."""
+    if messages < 1 or items < 1:
+        raise PvfError(f"Trade Comm needs at least 1 message and 1 item, got {messages} and {items}")
+    m, n = messages, items
+    deal = " ".join(f'"{s1}:{s2}" {1 / n**2!r}' for s1 in range(n) for s2 in range(n))
+    utter = "{ " + " ".join(f'"u{k}"' for k in range(m)) + " }"
+    trade = "{ " + " ".join(f'"t{give}:{get}"' for give in range(n) for get in range(n)) + " }"
+    lines = [f'EFG 2 R "Trade Comm (m, n) = ({m}, {n})" {{ "Alice" "Bob" }}', f'c "" 1 "" {{ {deal} }} 0']
+    outcome = 1
+    for s1 in range(n):
+        for s2 in range(n):
+            lines.append(f'p "" 1 {1 + s1} "" {utter} 0')
+            for m1 in range(m):
+                lines.append(f'p "" 2 {1 + s2 * m + m1} "" {utter} 0')
+                for m2 in range(m):
+                    lines.append(f'p "" 1 {1 + n + (s1 * m + m1) * m + m2} "" {trade} 0')
+                    for t1 in range(n * n):
+                        lines.append(f'p "" 2 {1 + n * m + (s2 * m + m1) * m + m2} "" {trade} 0')
+                        for t2 in range(n * n):
+                            won = float(t1 == s1 * n + s2 and t2 == s2 * n + s1)
+                            lines.append(f't "" {outcome} "" {{ {won}, {won} }}')
+                            outcome += 1
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -106,8 +143,15 @@ class TeamTree:
 
 
 def load_team_game(game: str) -> pyspiel.Game:
-    """An OpenSpiel game string, or "cmp" for Cooperative Matching Pennies; refuses anything but 2 players."""
-    loaded = pyspiel.load_efg_game(COOPERATIVE_MATCHING_PENNIES) if game == "cmp" else pyspiel.load_game(game)
+    """An OpenSpiel game string, "cmp" for Cooperative Matching Pennies or "trade_comm_mn(messages=m,items=n)";
+    refuses anything but 2 players."""
+    trade_comm = TRADE_COMM_MN.fullmatch(game)
+    if game == "cmp":
+        loaded = pyspiel.load_efg_game(COOPERATIVE_MATCHING_PENNIES)
+    elif trade_comm:
+        loaded = pyspiel.load_efg_game(trade_comm_efg(int(trade_comm[1]), int(trade_comm[2])))
+    else:
+        loaded = pyspiel.load_game(game)
     kind = loaded.get_type()
     if loaded.num_players() != 2 or kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
         raise PvfError(f"{game} is not a two-player turn-based game")

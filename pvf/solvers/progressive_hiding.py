@@ -1,14 +1,19 @@
-"""Progressive hiding (Heymann & Lanctot, AAMAS 2025, Algorithm 2) with regret matching, batched over runs.
+"""Progressive hiding (Heymann & Lanctot, AAMAS 2025, Algorithm 2) with regret matching or FTRL, batched over runs.
 
 The two players of a common-payoff game form one team player. The team
 learns under a relaxed information map X~ (finer than the real one X, e.g.
 private cards revealed: `pvf.games.team_tree.MAPS`), with a quadratic
 penalty on its policy's distance to the policy's projection onto the
 implementable policies (those that are functions of X: non-anticipativity).
-The local no-regret learner is regret matching, CFR's (the paper's choice
-for Cooperative Matching Pennies, "a Monte-Carlo version of CFR", and Tiny
-Bridge; it used FTRL for Trade Comm); here every iteration is full-width,
-not sampled.
+The local no-regret learner at every relaxed key is one of `LEARNERS`:
+  - "rm": regret matching, CFR's (the paper's choice for Cooperative
+    Matching Pennies, "a Monte-Carlo version of CFR", and Tiny Bridge);
+  - "ftrl": follow the regularised leader with entropic regularisation (the
+    paper's choice for Trade Comm): the policy is softmax(step * the key's
+    cumulative rewards) over its legal actions, a constant `step`.
+Both read one accumulator per key and action, the cumulative regrets: they
+differ from the cumulative rewards by a constant per key, which softmax
+ignores. Here every iteration is full-width, not sampled.
 
 This runs on `pvf.games.team_tree.TeamTree`, not on pvf's public trees and
 sequence-form games: those are two-player zero-sum, per-player infostates,
@@ -16,9 +21,10 @@ while here one team decides under information maps that need not have
 perfect recall, so the solver is separate from the particle pipeline.
 
 One iteration t, for R independent runs at once (arrays [R, ...]):
-  1. Decide: at every relaxed key g, regret matching on its cumulative
-     regrets gives mu^t(g) (uniform where no regret is positive); every
-     decision node h plays mu^t(X~(h)).
+  1. Decide: at every relaxed key g, the learner on its cumulative regrets
+     R(g) gives mu^t(g): regret matching, R(g)^+ normalised (uniform where no
+     regret is positive), or FTRL, softmax(step R(g)); every decision node h
+     plays mu^t(X~(h)).
   2. Reach: P(h), the probability of reaching h under chance and mu^t.
   3. Project (eq. 4): gamma(x) = E[mu^t(X~(h)) | X(h) = x] under P, for every
      original infostate x: an implementable policy (where mu^t never reaches
@@ -31,17 +37,20 @@ One iteration t, for R independent runs at once (arrays [R, ...]):
      the reward plus the gradient of -l(h) at mu^t (the linearised penalty).
   6. Observe: the reward of key g is theta(g) = E[Q(h, .) | X~(h) = g] under
      P (the paper's conditional expectation, as in its section 2.7 CFR;
-     chance-weighted where P(g) = 0), and regret matching adds
-     theta(g) - <mu^t(g), theta(g)> to g's regrets.
+     chance-weighted where P(g) = 0), and the learner adds
+     theta(g) - <mu^t(g), theta(g)> to g's regrets R(g).
 The learning outcome is E_{gamma^t}[r], the payoff of the projected
 (implementable) policy of the current iterate: what the paper plots. With
-lambda = 0 this is plain regret matching on the relaxed game (projected
-afterwards); on the "original" map gamma = mu^t, the penalty vanishes and it
-is CFR on the team game (each player an independent CFR learner).
+lambda = 0 this is the plain learner on the relaxed game (projected
+afterwards); on the "original" map gamma = mu^t, the penalty vanishes and,
+with regret matching, it is CFR on the team game (each player an independent
+CFR learner).
 
 Runs start from random policies: the first decision at every key is
-(1 - p) uniform + p times a Dirichlet(1) draw, p = `perturbation` (the
-cumulative regrets start as that policy). p = 1 is a uniformly random
+(1 - p) uniform + p times a Dirichlet(1) draw, p = `perturbation` (the same
+draws for both learners: the cumulative regrets start as that policy for
+regret matching, as its log divided by the step for FTRL, so that either
+learner's first decision is that policy). p = 1 is a uniformly random
 policy, the paper's "randomized initial policy" (Trade Comm); a small p
 breaks the symmetry between actions that the paper's sampled episodes break
 in Cooperative Matching Pennies, where a uniform start and full-width
@@ -59,6 +68,7 @@ from pvf.errors import PvfError
 from pvf.games.team_tree import MAPS, TeamTree
 
 PERTURBATION = 1.0
+LEARNERS = ("rm", "ftrl")
 
 
 @dataclass(frozen=True)
@@ -78,16 +88,30 @@ class HidingTrace:
 
 
 class ProgressiveHiding:
-    """`runs` independent runs of Algorithm 2 on `tree` under `info_map` with penalty `penalty` (lambda)."""
+    """`runs` independent runs of Algorithm 2 on `tree` under `info_map` with penalty `penalty` (lambda),
+    local learner `learner` (one of `LEARNERS`; `step` is FTRL's step size, unused by regret matching)."""
 
     def __init__(
-        self, tree: TeamTree, info_map: str, penalty: float, runs: int, seed: int, perturbation: float = PERTURBATION
+        self,
+        tree: TeamTree,
+        info_map: str,
+        penalty: float,
+        runs: int,
+        seed: int,
+        perturbation: float = PERTURBATION,
+        learner: str = "rm",
+        step: float = 1.0,
     ):
         if info_map not in MAPS:
             raise PvfError(f"unknown information map {info_map!r}; choose one of {', '.join(MAPS)}")
         if penalty < 0 or not np.isfinite(penalty):
             raise PvfError(f"the penalty must be a finite number >= 0, got {penalty}")
+        if learner not in LEARNERS:
+            raise PvfError(f"unknown learner {learner!r}; choose one of {', '.join(LEARNERS)}")
+        if not step > 0 or not np.isfinite(step):
+            raise PvfError(f"the FTRL step must be a finite number > 0, got {step}")
         self.tree, self.penalty, self.runs = tree, float(penalty), runs
+        self.learner, self.step_size = learner, float(step)
         width = tree.width
         self.legal = np.arange(width) < tree.actions[:, None]  # [D, W]
         self.relaxed = tree.keys[info_map]
@@ -105,10 +129,17 @@ class ProgressiveHiding:
         rng = np.random.default_rng(seed)
         draw = rng.gamma(1.0, size=(runs, *self.key_legal.shape)) * self.key_legal
         uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)
-        self.regrets = (1.0 - perturbation) * uniform + perturbation * draw / draw.sum(axis=2, keepdims=True)
+        start = (1.0 - perturbation) * uniform + perturbation * draw / draw.sum(axis=2, keepdims=True)
+        if learner == "ftrl":
+            start = np.log(np.where(self.key_legal, start, 1.0)) / self.step_size
+        self.regrets = start  # [R, G, W]
 
     def policy(self) -> np.ndarray:
         """mu^t per relaxed key, [R, G, W] (step 1)."""
+        if self.learner == "ftrl":
+            logits = np.where(self.key_legal, self.step_size * self.regrets, -np.inf)
+            weights = np.exp(logits - logits.max(axis=2, keepdims=True))
+            return weights / weights.sum(axis=2, keepdims=True)
         positive = np.maximum(self.regrets, 0.0) * self.key_legal
         total = positive.sum(axis=2, keepdims=True)
         uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)
@@ -183,11 +214,14 @@ def progressive_hiding(
     runs: int,
     seed: int,
     perturbation: float = PERTURBATION,
+    learner: str = "rm",
+    step: float = 1.0,
 ) -> HidingTrace:
-    """`runs` runs of `iterations` iterations of progressive hiding (module docstring), their learning curves."""
+    """`runs` runs of `iterations` iterations of progressive hiding (module docstring), their learning curves;
+    `learner` "rm" (regret matching) or "ftrl" (entropic FTRL with step size `step`)."""
     if iterations < 1 or runs < 1:
         raise PvfError(f"iterations and runs must be at least 1, got {iterations} and {runs}")
-    solver = ProgressiveHiding(tree, info_map, penalty, runs, seed, perturbation)
+    solver = ProgressiveHiding(tree, info_map, penalty, runs, seed, perturbation, learner, step)
     outcome, relaxed, violation = (np.zeros((runs, iterations)) for _ in range(3))
     gamma = np.zeros(0)
     for t in range(iterations):

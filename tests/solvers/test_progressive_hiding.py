@@ -1,5 +1,6 @@
 """Progressive hiding (pvf.solvers.progressive_hiding): penalty 0 is regret matching on the relaxed game,
-the original map is CFR whatever the penalty, Cooperative Matching Pennies separates CFR from hiding."""
+the original map is CFR whatever the penalty, Cooperative Matching Pennies separates CFR from hiding, FTRL is
+softmax of the step times the cumulative rewards."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from pvf.errors import PvfError
 from pvf.experiments.progressive_hiding import final_rows, run_game
-from pvf.games.team_tree import build_team_tree
+from pvf.games.team_tree import MAPS, TeamTree, build_team_tree
 from pvf.solvers.progressive_hiding import ProgressiveHiding, progressive_hiding
 
 
@@ -94,10 +95,60 @@ def test_cooperative_matching_pennies_cfr_never_succeeds_and_hiding_does():
     assert final["PH recall"]["success"] > 0.9
 
 
+def _one_decision(rewards):
+    """A team tree of one decision (player 0) whose actions end the game with payoffs `rewards`."""
+    a = len(rewards)
+    children = np.full((a + 1, a), -1)
+    children[0] = np.arange(1, a + 1)
+    return TeamTree(
+        game="one decision",
+        depth=np.array([0] + [1] * a),
+        parent=np.array([-1] + [0] * a),
+        children=children,
+        chance_prob=np.ones(a + 1),
+        value=np.array([0.0, *rewards]),
+        decisions=np.array([0]),
+        actions=np.array([a]),
+        player=np.array([0]),
+        keys={m: np.array([0]) for m in MAPS},
+        key_counts={m: 1 for m in MAPS},
+        chance_reach=np.array([1.0]),
+    )
+
+
+def test_ftrl_with_fixed_rewards_is_softmax_of_step_times_iterations_times_reward():
+    rewards = np.array([0.2, 1.0, -0.5])
+    step = 0.7
+    solver = ProgressiveHiding(
+        _one_decision(rewards), "original", 0.0, runs=2, seed=0, perturbation=0.0, learner="ftrl", step=step
+    )
+    for t in range(6):
+        closed = np.exp(step * t * rewards) / np.exp(step * t * rewards).sum()
+        np.testing.assert_allclose(solver.policy()[:, 0], np.tile(closed, (2, 1)), rtol=1e-12)
+        projected, *_ = solver.step()
+        np.testing.assert_allclose(projected, closed @ rewards, rtol=1e-12)
+
+
+def test_ftrl_starts_from_regret_matchings_initial_policy(trade_comm):
+    rm = ProgressiveHiding(trade_comm, "recall", 1.0, runs=3, seed=5)
+    ftrl = ProgressiveHiding(trade_comm, "recall", 1.0, runs=3, seed=5, learner="ftrl", step=0.3)
+    np.testing.assert_allclose(ftrl.policy(), rm.policy(), atol=1e-12)
+
+
+def test_ftrl_on_the_original_map_improves_trade_comm_from_its_start(trade_comm):
+    trace = progressive_hiding(trade_comm, "original", 0.0, 100, 8, seed=0, learner="ftrl", step=1.0)
+    assert np.all(np.isfinite(trace.outcome))
+    assert trace.outcome[:, -1].mean() > trace.outcome[:, 0].mean() + 0.2
+
+
 def test_bad_arguments_are_one_line_errors(trade_comm):
     with pytest.raises(PvfError, match="information map"):
         progressive_hiding(trade_comm, "psychic", 0.1, 5, 1, seed=0)
     with pytest.raises(PvfError, match="penalty"):
         progressive_hiding(trade_comm, "recall", -1.0, 5, 1, seed=0)
+    with pytest.raises(PvfError, match="learner"):
+        progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, learner="adam")
+    with pytest.raises(PvfError, match="step"):
+        progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, learner="ftrl", step=0.0)
     with pytest.raises(PvfError, match="common-payoff"):
         build_team_tree("kuhn_poker")
