@@ -67,51 +67,33 @@ class Protocol:
     step: float = 1.0
 
 
+def cfr_and_hiding(penalty: float) -> dict[str, tuple[str, float]]:
+    """The learners of every game: CFR (the original map, no penalty) and progressive hiding under the recall and
+    the cheated map with `penalty`."""
+    return {"CFR": ("original", 0.0), "PH recall": ("recall", penalty), "PH cheated": ("cheated", penalty)}
+
+
+def trade_comm_protocol(game: str, title: str) -> Protocol:
+    """Trade Comm's protocol (fig. 1 of the paper): 1,000 iterations from uniformly random policies, success = an
+    outcome above 0.99, FTRL with `TRADE_COMM_STEP`, penalty `TRADE_COMM_PENALTY`."""
+    return Protocol(game, title, cfr_and_hiding(TRADE_COMM_PENALTY), 1000, 0.99, 1.0, "ftrl", TRADE_COMM_STEP)
+
+
 PROTOCOLS = {
     "cmp": Protocol(
         "cmp",
         "Cooperative Matching Pennies",
-        {"CFR": ("original", 0.0), "PH recall": ("recall", CMP_PENALTY), "PH cheated": ("cheated", CMP_PENALTY)},
+        cfr_and_hiding(CMP_PENALTY),
         400,
         0.95,
         0.05,
     ),
-    "trade_comm": Protocol(
-        "trade_comm(num_items=2)",
-        "Trade Comm (m, n) = (2, 2)",
-        {
-            "CFR": ("original", 0.0),
-            "PH recall": ("recall", TRADE_COMM_PENALTY),
-            "PH cheated": ("cheated", TRADE_COMM_PENALTY),
-        },
-        1000,
-        0.99,
-        1.0,
-        "ftrl",
-        TRADE_COMM_STEP,
-    ),
-    "trade_comm_3_2": Protocol(
-        "trade_comm_mn(messages=3,items=2)",
-        "Trade Comm (m, n) = (3, 2)",
-        {
-            "CFR": ("original", 0.0),
-            "PH recall": ("recall", TRADE_COMM_PENALTY),
-            "PH cheated": ("cheated", TRADE_COMM_PENALTY),
-        },
-        1000,
-        0.99,
-        1.0,
-        "ftrl",
-        TRADE_COMM_STEP,
-    ),
+    "trade_comm": trade_comm_protocol("trade_comm(num_items=2)", "Trade Comm (m, n) = (2, 2)"),
+    "trade_comm_3_2": trade_comm_protocol("trade_comm_mn(messages=3,items=2)", "Trade Comm (m, n) = (3, 2)"),
     "tiny_bridge": Protocol(
         "tiny_bridge_2p",
         "Abstracted Tiny Bridge",
-        {
-            "CFR": ("original", 0.0),
-            "PH recall": ("recall", TINY_BRIDGE_PENALTY),
-            "PH cheated": ("cheated", TINY_BRIDGE_PENALTY),
-        },
+        cfr_and_hiding(TINY_BRIDGE_PENALTY),
         75,
         20.32,
         1.0,
