@@ -23,8 +23,9 @@ from pvf.games.public_tree import PublicTree
 
 
 class SeatBot(pyspiel.Bot):
-    """A `pyspiel.Bot` of one seat whose strategy at a state is `action_probabilities` (a function of the
-    state's history alone, so there is nothing to reset or track), its actions drawn by its own generator."""
+    """A `pyspiel.Bot` of one seat whose strategy at a state is `action_probabilities`: the seat's turn checked,
+    then `strategy_at`, which each bot defines (a function of the state's history alone, so there is nothing to
+    reset or track); its actions drawn by its own generator."""
 
     def __init__(self, player: int, seed: int = 0):
         pyspiel.Bot.__init__(self)
@@ -55,7 +56,13 @@ class SeatBot(pyspiel.Bot):
         return self.step_with_policy(state)[1]
 
     def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
-        """{action: probability} of the bot's strategy at the state, where its player acts."""
+        """{action: probability} of the bot's strategy at the state (its player must be the one to act)."""
+        if state.current_player() != self.player:
+            raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
+        return self.strategy_at(state)
+
+    def strategy_at(self, state: pyspiel.State) -> dict[int, float]:
+        """{action: probability} of the bot's strategy at a state where its player acts."""
         raise NotImplementedError
 
 
@@ -67,10 +74,7 @@ class ResolvingBot(SeatBot):
         self.tree = tree
         self.resolver = Resolver(tree, planner, player if planner.gadget else None)
 
-    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
-        """{action: probability} of the bot's strategy at the state (its player must be the one to act)."""
-        if state.current_player() != self.player:
-            raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
+    def strategy_at(self, state: pyspiel.State) -> dict[int, float]:
         history = self.history_index(state)
         decision = self.resolver.decision_at(int(self.tree.public_state[history]))
         return decision.strategy[int(self.tree.infostate[history, self.player])]
@@ -94,8 +98,5 @@ class ParticleBot(SeatBot):
         SeatBot.__init__(self, resolver.seat, seed)
         self.resolver = resolver
 
-    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
-        """{action: probability} of the bot's strategy at the state (its player must be the one to act)."""
-        if state.current_player() != self.player:
-            raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
+    def strategy_at(self, state: pyspiel.State) -> dict[int, float]:
         return self.resolver.decide(tuple(state.history())).strategy

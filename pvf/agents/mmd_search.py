@@ -120,9 +120,7 @@ class MMDSearchBot(SeatBot):
         SeatBot.__init__(self, player, seed)
         self.search = search
 
-    def action_probabilities(self, state: pyspiel.State) -> dict[int, float]:
-        if state.current_player() != self.player:
-            raise PvfError(f"the bot plays player {self.player}, but player {state.current_player()} acts here")
+    def strategy_at(self, state: pyspiel.State) -> dict[int, float]:
         return self.search.strategy(tuple(int(a) for a in state.history()), self.player)
 
 

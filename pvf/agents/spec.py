@@ -181,10 +181,7 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
                 f"agent {text!r}: the particle agent's leaves are {', '.join(PARTICLE_LEAVES)} or a .ckpt file"
             )
     if "explore" in fields:
-        try:
-            values["explore"] = float(fields["explore"])
-        except ValueError:
-            raise PvfError(f"agent {text!r}: explore takes a number, got {fields['explore']!r}") from None
+        values["explore"] = _number(text, "explore", fields["explore"])
         if not 0.0 <= values["explore"] <= 1.0:
             raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
     for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS))):
@@ -198,12 +195,7 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
 def _parse_mmds(text: str) -> MMDSearchSpec:
     fields = _fields(text, "mmds", MMDS_KEYS)
     values: dict = {key: _integer(text, key, fields[key]) for key in ("k", "draws") if key in fields}
-    for key in ("eta", "alpha"):
-        if key in fields:
-            try:
-                values[key] = float(fields[key])
-            except ValueError:
-                raise PvfError(f"agent {text!r}: {key} takes a number, got {fields[key]!r}") from None
+    values.update({key: _number(text, key, fields[key]) for key in ("eta", "alpha") if key in fields})
     if values.get("eta", 1.0) <= 0 or values.get("alpha", 0.0) < 0:
         raise PvfError(f"agent {text!r}: eta must be positive and alpha non-negative")
     return MMDSearchSpec(**values)
@@ -230,6 +222,13 @@ def _integer(text: str, key: str, value: str) -> int:
         need = "non-negative" if key in ("depth", "min_live") else "positive"
         raise PvfError(f"agent {text!r}: {key} must be {need}")
     return number
+
+
+def _number(text: str, key: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise PvfError(f"agent {text!r}: {key} takes a number, got {value!r}") from None
 
 
 def _leaves(value: str, text: str) -> str:

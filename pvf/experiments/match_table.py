@@ -124,9 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{agent} vs {opponent}: {figures['mean_return']:+.3f} ± {figures['ci95']:.3f} ({figures['games']} games)"
         )
-        rows = [
-            {"agent": a, "opponent": o, **{k: summary(r)[k] for k in COLUMNS[2:]}} for (a, o), r in logged(log).items()
-        ]
+        figures_of = {pair: summary(results) for pair, results in logged(log).items()}
+        rows = [{"agent": a, "opponent": o, **{k: f[k] for k in COLUMNS[2:]}} for (a, o), f in figures_of.items()]
         write_csv(rows, out)
         plot_matches(rows, out.with_suffix(".png"), loaded.game_string)
     return 0

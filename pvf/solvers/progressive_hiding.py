@@ -128,8 +128,8 @@ class ProgressiveHiding:
         self.inner = [lvl[(tree.children[lvl] >= 0).any(axis=1)] for lvl in self.levels]
         rng = np.random.default_rng(seed)
         draw = rng.gamma(1.0, size=(runs, *self.key_legal.shape)) * self.key_legal
-        uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)
-        start = (1.0 - perturbation) * uniform + perturbation * draw / draw.sum(axis=2, keepdims=True)
+        self.uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)  # [G, W]
+        start = (1.0 - perturbation) * self.uniform + perturbation * draw / draw.sum(axis=2, keepdims=True)
         if learner == "ftrl":
             start = np.log(np.where(self.key_legal, start, 1.0)) / self.step_size
         self.regrets = start  # [R, G, W]
@@ -142,8 +142,7 @@ class ProgressiveHiding:
             return weights / weights.sum(axis=2, keepdims=True)
         positive = np.maximum(self.regrets, 0.0) * self.key_legal
         total = positive.sum(axis=2, keepdims=True)
-        uniform = self.key_legal / self.key_legal.sum(axis=1, keepdims=True)
-        return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
+        return np.where(total > 0, positive / np.where(total > 0, total, 1.0), self.uniform)
 
     def edges(self, at_decisions: np.ndarray) -> np.ndarray:
         """[R, N + 1] probability of the edge into each node when decision nodes play `at_decisions` [R, D, W]."""
