@@ -45,7 +45,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.history_sampling import MAX_PLAYS, Continuations, ParticleSample, Strategy, prefixes_of
+from pvf.games.history_sampling import MAX_PLAYS, Continuations, ParticleSample, Strategy, draw_index, prefixes_of
 from pvf.games.induced_pbs import InducedHistories
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import find_histories, history_paths, padded_paths
@@ -844,8 +844,7 @@ class GoofspielEngine:
             while len(path) < end and not (len(path) % 2 == 0 and len(path) // 2 >= depth):
                 player = len(path) % 2
                 p, actions, _ = self._policy(strategy, player, tuple(own[player]), tuple(outcomes))
-                pick = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
-                a = actions[min(pick, len(actions) - 1)]
+                a = actions[draw_index(p, rng)]
                 path.append(a)
                 own[player].append(a)
                 if player == 1:
@@ -894,8 +893,7 @@ class GoofspielEngine:
                     if Z <= 0.0:
                         rho = 0.0
                         break
-                    k = min(int(np.searchsorted(np.cumsum(kept), rng.random() * Z, side="right")), len(kept) - 1)
-                    a, b = divmod(int(flat[k]), n)
+                    a, b = divmod(int(flat[draw_index(kept, rng, Z)]), n)
                     path += (a, b)
                     own[0].append(a)
                     own[1].append(b)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pvf.games.goofspiel_kernel import DRAW, P1_WINS, P2_WINS, GoofspielRules, replay
+from pvf.games.history_sampling import draw_index
 
 
 def infostate_of(rules: GoofspielRules, history: Sequence[int], player: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -44,7 +45,7 @@ def sample_hidden_bids(
     for t in range(len(own)):
         cards = _candidates(rules.num_cards, player, own[t], outcomes[t], used)
         weights = np.array([counts(t + 1, used | (1 << c)) for c in cards], dtype=np.float64)
-        c = cards[int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum(), side="right"))]
+        c = cards[draw_index(weights, rng)]
         hidden.append(c)
         used |= 1 << c
     return hidden

@@ -59,6 +59,18 @@ from pvf.games.walk import Node, child, node_at, public_observer, root_node
 MAX_PLAYS = 1000
 
 
+def draw_index(weights: np.ndarray, rng: np.random.Generator, total: float | None = None) -> int:
+    """An index i drawn with probability weights[i] / total by one uniform (inverse CDF over `weights: [n]`).
+
+    total: Σ weights where the caller has it (default `weights.sum()`). The index is clamped to n - 1: rounding can
+    put the draw at the end of the cumulative sum. Both particle engines draw through here, so they stay draw for
+    draw and float for float the same.
+    """
+    if total is None:
+        total = weights.sum()
+    return min(int(np.searchsorted(np.cumsum(weights), rng.random() * total, side="right")), len(weights) - 1)
+
+
 class Strategy(Protocol):
     """A behaviour strategy of both players, looked up by information-state string."""
 
@@ -166,8 +178,7 @@ def play_to_depth(loaded: LoadedGame, strategy: Strategy, depth: int, rng: np.ra
         while not node.state.is_terminal() and not (node.original.move_number() >= depth and node.pending < 0):
             options = _policy_probs(node, strategy)
             p = np.array([o[1] for o in options])
-            pick = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
-            a = options[min(pick, len(options) - 1)][0]
+            a = options[draw_index(p, rng)][0]
             path.append(a)
             node = child(node, a, loaded.simultaneous)
         if not node.state.is_terminal():
@@ -265,8 +276,7 @@ def sample_particles(
                 if Z <= 0.0:
                     rho = 0.0
                     break
-                k = min(int(np.searchsorted(np.cumsum(p), rng.random() * Z, side="right")), len(kept) - 1)
-                actions, _, factors, node = kept[k]
+                actions, _, factors, node = kept[draw_index(p, rng, Z)]
                 path, rho, own = path + actions, rho * Z, own * factors
             yield path, rho, own
 
@@ -287,8 +297,7 @@ class Prefixes:
     def draw(self, rng: np.random.Generator) -> tuple[tuple[int, ...], float, np.ndarray]:
         """(a particle drawn with probability w_j / W, the starting ratio W, its own reach [2])."""
         total = float(self.weights.sum())
-        pick = int(np.searchsorted(np.cumsum(self.weights), rng.random() * total, side="right"))
-        j = min(pick, len(self.particles) - 1)
+        j = draw_index(self.weights, rng, total)
         return self.particles[j], total, self.own_reach[j].copy()
 
 
