@@ -21,6 +21,10 @@ def say_on_stderr(line: str) -> None:
     sys.stderr.flush()
 
 
+class TooManyHistories(PvfError):
+    """A particle subgame over its size cap (`max_histories`): what a sweep may skip rather than stop on."""
+
+
 class PvfTypeError(PvfError, TypeError):
     """An argument of the wrong type (a Python caller's mistake; `except TypeError` catches it too)."""
 

@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 
 from pvf.commands import require_positive, resolve_max_histories
-from pvf.errors import PvfError
+from pvf.errors import PvfError, say_on_stderr
 from pvf.games.engine import ENGINES
 from pvf.outputs import check_future_dir, check_output_dir
 
@@ -157,6 +157,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="CFR+ iterations per frozen game of the bound (default 1000; more narrows its gap)",
+    )
+    part.add_argument(
+        "--max-histories",
+        type=int,
+        default=None,
+        metavar="H",
+        help="size cap of each restricted game, solved to the end of the game (default 2,000,000; Goofspiel-13's "
+        "K = 256 needs up to 9,400,000 in ten seeds); every draw's size is checked before the sweep starts",
+    )
+    part.add_argument(
+        "--skip-oversized",
+        action="store_true",
+        help="leave out the draws whose restricted game exceeds --max-histories (named on stderr; the CSV's runs "
+        "column counts the rest) instead of stopping",
     )
     part.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     part.add_argument("--out", default="runs/particle-trunks", help="output folder")
@@ -340,6 +354,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.games.features import build_feature_tables
     from pvf.games.induced_pbs import check_particle_count
     from pvf.games.loading import ALIASES, load_game
+    from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
     from pvf.results import write_csv
     from pvf.solvers.evaluators import MeanEvaluator
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
@@ -352,6 +367,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         raise PvfError(
             f"--exact-up-to must be >= 0 and --bound-iterations >= 1, got {exact_up_to} and {bound_iterations}"
         )
+    max_histories = resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
     try:
         draws = [int(k) for k in args.draws.split(",")]
         seeds = [int(s) for s in args.seeds.split(",")]
@@ -399,6 +415,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         evaluators[f"mean of {len(members)} networks"] = SweepEvaluator(mean_factory, game_root=True)
     reference = SamplingConfig() if args.reference == "mix" else UNIFORM_REFERENCE
     policies: list[dict] | None = [] if args.save_policy is not None else None
+    skipped: list[tuple[int, int]] = []
     rows = run_particle_sweep(
         loaded,
         args.root_move,
@@ -413,7 +430,15 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         exact_up_to=exact_up_to,
         bound_iterations=bound_iterations,
         engine=args.engine,
+        max_histories=max_histories,
+        skip_oversized=args.skip_oversized,
+        skipped=skipped,
     )
+    if skipped:
+        say_on_stderr(
+            f"left out {len(skipped)} draw(s) over {max_histories:,} histories (K, seed): "
+            + ", ".join(f"({k}, {s})" for k, s in skipped)
+        )
     args.out = check_output_dir(out, "--out")  # only now: a failed sweep leaves nothing behind
     name = next((alias for alias, full in ALIASES.items() if full == loaded.game_string), "game")
     table = summarize(rows)

@@ -66,7 +66,7 @@ import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.sampling import SamplingConfig
-from pvf.errors import PvfError
+from pvf.errors import PvfError, TooManyHistories
 from pvf.experiments.trunk_sweep import (
     EXACT,
     UNIFORM,
@@ -191,10 +191,44 @@ def particle_trunk_setting(
     reference_seed: int = 0,
     roots: str = "induced",
     engine: str = "auto",
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> SparseSetting:
-    """Steps 1–2: the sparse setting of one draw of particles (`engine`: the particle engine)."""
+    """Steps 1–2: the sparse setting of one draw of particles (`engine`: the particle engine; `max_histories`:
+    the cap of its tree, solved to the end of the game)."""
     particles, own = particle_roots(loaded, root_move, depth, draws, seed, reference, reference_seed, engine)
-    return setting_from_particles(loaded, particles, own, root_move, depth, roots, engine)
+    return setting_from_particles(loaded, particles, own, root_move, depth, roots, engine, max_histories=max_histories)
+
+
+def oversized_points(
+    loaded: LoadedGame,
+    root_move: int,
+    depth: int,
+    draws: Sequence[int],
+    seeds: Sequence[int],
+    reference: SamplingConfig,
+    reference_seed: int,
+    roots: str,
+    engine: str,
+    max_histories: int,
+    skip: bool,
+) -> set[tuple[int, int]]:
+    """The (K, seed) points whose restricted game has more than `max_histories` histories: returned if `skip`,
+    else a PvfError naming the first. Builds each point's tree once (seconds at Goofspiel-13's K = 256)."""
+    oversized = set()
+    for k in draws:
+        for seed in seeds:
+            try:
+                particle_trunk_setting(
+                    loaded, root_move, depth, k, seed, reference, reference_seed, roots, engine, max_histories
+                )
+            except TooManyHistories as exc:
+                if not skip:
+                    raise PvfError(
+                        f"K = {k}, seed {seed}: {exc} (or raise --max-histories, now {max_histories:,}, "
+                        "or leave such draws out with --skip-oversized)"
+                    ) from None
+                oversized.add((k, seed))
+    return oversized
 
 
 def run_particle_sweep(
@@ -212,6 +246,9 @@ def run_particle_sweep(
     exact_up_to: int = DEFAULT_EXACT_HISTORIES,
     bound_iterations: int = DEFAULT_BOUND_ITERATIONS,
     engine: str = "auto",
+    max_histories: int = DEFAULT_MAX_HISTORIES,
+    skip_oversized: bool = False,
+    skipped: list[tuple[int, int]] | None = None,
 ) -> list[SweepRow]:
     """Every (K, seed): the uniform line and each evaluator's trunk exploitability (steps 3–4).
 
@@ -220,15 +257,28 @@ def run_particle_sweep(
     roots: "induced" (the chance node over the PBS the particles induce) or "drawn" (over the particles).
     exact_up_to: restricted games with more histories get the certified bound (`bound_iterations`) instead of the LP.
     engine: the particle engine of steps 1–2 (`pvf.games.engine`; the same rows from each).
+    max_histories: the cap of each restricted game's tree. Every (K, seed)'s particles are drawn and its tree's
+        size checked before any is solved, so a game over the cap is named at once, not hours into a sweep.
+    skip_oversized: leave such points out instead (their (K, seed) appended to `skipped`); the summary's
+        `runs` then counts the others.
     """
     check_engine(engine)
+    oversized = oversized_points(
+        loaded, root_move, depth, draws, seeds, reference, reference_seed, roots, engine, max_histories, skip_oversized
+    )
+    if skipped is not None:
+        skipped.extend(sorted(oversized))
 
     def points():
         for k in draws:
             for seed in seeds:
+                if (k, seed) in oversized:
+                    continue
                 start = time.perf_counter()
                 particles, own = particle_roots(loaded, root_move, depth, k, seed, reference, reference_seed, engine)
-                setting = setting_from_particles(loaded, particles, own, root_move, depth, roots, engine)
+                setting = setting_from_particles(
+                    loaded, particles, own, root_move, depth, roots, engine, max_histories=max_histories
+                )
                 yield TrunkPoint(
                     str(k),
                     seed,

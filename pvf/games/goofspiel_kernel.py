@@ -44,7 +44,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from pvf.errors import PvfError
+from pvf.errors import PvfError, TooManyHistories
 from pvf.games.history_sampling import MAX_PLAYS, Continuations, ParticleSample, Strategy, draw_index, prefixes_of
 from pvf.games.induced_pbs import InducedHistories
 from pvf.games.loading import LoadedGame
@@ -408,7 +408,7 @@ def particle_tree(
     before = lens - 1 - lcp  # new prefix nodes of each root (its strict prefixes not shared with the previous root)
     below = sum(sizes[int(L)] * int(m) for L, m in zip(root_levels, per_level))  # Python ints: no overflow
     if int(before.sum()) + below > max_histories:
-        raise PvfError(
+        raise TooManyHistories(
             f"the particle subgame of {loaded.game_string} has more than {max_histories:,} histories; "
             f"choose a later depth or fewer particles"
         )

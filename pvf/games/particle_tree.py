@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from pvf.errors import PvfError
+from pvf.errors import PvfError, TooManyHistories
 from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import (
     DEFAULT_MAX_HISTORIES,
@@ -99,7 +99,7 @@ def _walk(
         me = count
         count += 1
         if count > max_histories:
-            raise PvfError(
+            raise TooManyHistories(
                 f"the particle subgame of {loaded.game_string} has more than {max_histories:,} histories; "
                 f"choose a later depth or fewer particles"
             )

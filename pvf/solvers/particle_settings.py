@@ -25,6 +25,7 @@ from pvf.errors import PvfError
 from pvf.games.engine import particle_engine
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
+from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.sparse_trunks import SparseSetting, particle_setting
 
 ROOTS = ("induced", "drawn")
@@ -39,12 +40,14 @@ def setting_from_particles(
     roots: str = "induced",
     engine: str = "auto",
     below_leaves: bool = True,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
 ) -> SparseSetting:
     """The chance-node root over the particles' induced PBS ("induced") or over the particles ("drawn").
 
     particles: k distinct histories at `root_move`; own: [k, 2] each player's own reach of each.
     below_leaves: the setting's tree holds the game below the trunk's leaves (its evaluation trunk's
         exploitability and the exact oracle need it); False: the tree stops at `depth`.
+    max_histories: size cap of the setting's tree (PvfError beyond it).
     """
     if roots not in ROOTS:
         raise PvfError(f"roots must be one of {', '.join(ROOTS)}, got {roots!r}")
@@ -55,6 +58,6 @@ def setting_from_particles(
         particles = [tuple(int(a) for a in path) for path in joined]
     order = sorted(range(len(particles)), key=lambda k: particles[k])
     particles, own = [particles[k] for k in order], own[order]
-    tree, histories = game.particle_tree(particles, depth_limit=None if below_leaves else depth)
+    tree, histories = game.particle_tree(particles, None if below_leaves else depth, max_histories)
     weights = tree.chance_reach[histories] * own[:, 0] * own[:, 1]
     return particle_setting(tree, histories, weights, own, root_move, depth)

@@ -6,6 +6,7 @@ import numpy as np
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
+from pvf.errors import PvfError
 from pvf.experiments.particle_sweep import particle_trunk_setting, run_particle_sweep, summarize
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import load_game
@@ -154,3 +155,54 @@ def test_the_mean_of_evaluators_is_their_mean_and_of_copies_the_evaluator_itself
     rows = run_particle_sweep(loaded, 2, 3, [4], [0], evaluators, iterations=20)
     by = {r.evaluator: r.exploitability for r in rows}
     assert by["mean"] == by["oracle"]
+
+
+def test_draws_over_the_cap_are_named_before_any_solve_or_left_out():
+    """A restricted game over --max-histories stops the sweep at once, naming its (K, seed), before anything is
+    solved; with --skip-oversized those draws are left out and the others give the rows they give alone."""
+    loaded = load_game(GOOF5)
+    seeds = [0, 1, 2, 3]
+    sizes = {s: particle_trunk_setting(loaded, 2, 3, 4, s, SamplingConfig()).tree.num_histories for s in seeds}
+    cap = sorted(sizes.values())[1]  # at least one draw over it, at least one within
+    over = [s for s in seeds if sizes[s] > cap]
+    within = [s for s in seeds if sizes[s] <= cap]
+    assert over and within
+
+    calls = []
+    never = SweepEvaluator(lambda setting: calls.append(setting) or ExactEvaluator, game_root=True)
+    try:
+        run_particle_sweep(loaded, 2, 3, [4], seeds, {"never": never}, iterations=5, max_histories=cap)
+        raise AssertionError("no error")
+    except PvfError as exc:
+        assert f"K = 4, seed {over[0]}" in str(exc) and "--skip-oversized" in str(exc)
+    assert calls == []  # named before any point was solved
+
+    skipped = []
+    rows = run_particle_sweep(
+        loaded,
+        2,
+        3,
+        [4],
+        seeds,
+        {"oracle": ORACLE},
+        iterations=20,
+        max_histories=cap,
+        skip_oversized=True,
+        skipped=skipped,
+    )
+    alone = run_particle_sweep(loaded, 2, 3, [4], within, {"oracle": ORACLE}, iterations=20)
+    assert skipped == [(4, s) for s in over]
+    assert [(r.evaluator, r.seed, r.exploitability) for r in rows] == [
+        (r.evaluator, r.seed, r.exploitability) for r in alone
+    ]
+    assert {row["runs"] for row in summarize(rows)} == {len(within)}
+
+
+def test_command_names_the_oversized_draw_in_one_line(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3"]
+    args += ["--draws", "4", "--seeds", "0,1", "--no-oracle", "--max-histories", "10", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "K = 4, seed 0" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()  # nothing half-written
