@@ -6,7 +6,7 @@
     pvf reproduce particles [--games goofspiel8,goofspiel13] [--draws 1,4,16,64] [--particle-trunks 4000]
                             [--particle-steps 4000] [--seeds 3] [--save-policy]
     pvf reproduce quality [--protocol recipe|paper] [--games leduc,goofspiel5] [--select last|val_loss]
-                          [--data shared|per-seed] [fig3's options]
+                          [--data shared|per-seed] [--ablation] [fig3's options]
 
 Paper scale is the default (10 seeds, 1,000 trunks, 131,072 training steps
 with trunk exploitability every 64): days of CPU time. Smaller runs:
@@ -22,7 +22,10 @@ options (pvf.experiments.reproduce). Figures are in the NashConv convention.
 large file per game, a cosine schedule, the checkpoint of lowest held-out
 loss; pvf.experiments.quality) or by the paper's protocol (`--protocol
 paper`), each lever also an option, and writes quality-<game>.csv with
-the chosen checkpoint of each network and seed. Goofspiel-8 and -13 exceed the public tree: `pvf reproduce particles` is
+the chosen checkpoint of each network and seed; `--ablation` runs the
+paper's protocol with each lever alone and the recipe, and writes the
+table ablation-<game>.csv (pvf.experiments.quality_ablation).
+Goofspiel-8 and -13 exceed the public tree: `pvf reproduce particles` is
 their fig. 4, the particle-trunk sweep (docs/particles.md): 4,000
 (Goofspiel-8) or 8,000 (Goofspiel-13) particle samples, 4,000 training
 steps, K up to 64 (256), exact by LP up to 250,000 histories and a
@@ -227,6 +230,13 @@ def _quality_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--eval-every", type=int, default=1024, help="steps between trunk-exploitability measurements (default 1024)"
     )
+    p.add_argument(
+        "--ablation",
+        action="store_true",
+        help="the paper's protocol, it with each lever of the recipe alone, and the recipe: one run each in "
+        "OUT/<row>/, sharing OUT/data and OUT/checkpoints; the table OUT/ablation-<game>.csv and .png "
+        "(--trunks sets the paper's per-seed trunks; the lever options are refused)",
+    )
 
 
 def _particle_options(p: argparse.ArgumentParser) -> None:
@@ -281,14 +291,30 @@ def run(args: argparse.Namespace) -> int:
     from pvf.experiments.fig3 import reproduce_fig3
     from pvf.experiments.fig4 import reproduce_fig4
     from pvf.experiments.quality import reproduce_quality
+    from pvf.experiments.quality_ablation import reproduce_ablation
     from pvf.experiments.reproduce import ReproduceConfig
 
     options, notes = config_options(args)
     protocol = options.pop("protocol", None)
+    ablation = options.pop("ablation", None)
     config = ReproduceConfig(**options, out=check_future_dir(args.out, "--out"), progress=progress_wanted(args))
     for note in notes:  # only once every option is known good: an error stays one line
         say_on_stderr(note)
     torch.set_num_threads(args.threads)
+    if ablation is not None:
+        tables = reproduce_ablation(config, *ablation)
+        if args.json:
+            print(json.dumps({"figure": "quality-ablation", "convention": "NashConv", **tables}))
+            return 0
+        for game, table in tables.items():
+            print(f"ablation {game}: {table['csv']}, {table['png']}")
+            for r in table["rows"]:
+                print(
+                    f"  {r['row']:<10} {r['architecture']:<10} {r['trunk_exploitability_mean']:.5f} "
+                    f"± {r['trunk_exploitability_std']:.5f} ({r['seeds']} seeds); mean of the members "
+                    f"{r['mean_of_members']:.5f} (NashConv)"
+                )
+        return 0
     if args.figure == "quality":
         summary = reproduce_quality(config, protocol)
         if args.json:
@@ -422,6 +448,16 @@ def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
     """quality: the protocol with the levers given on the command line, and the config fields it sets."""
     if args.target == "current":
         raise PvfError("quality trains on average or best_response targets; --target current is fig3's")
+    if args.ablation:
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in ("target", "lr_schedule", "select", "data")
+            if getattr(args, name) is not None
+        ] + (["--protocol"] if args.protocol != "recipe" else [])
+        if given:
+            raise PvfError(f"--ablation sets every lever itself; drop {', '.join(given)}")
+        paper = PROTOCOLS["paper"] if args.trunks is None else replace(PROTOCOLS["paper"], trunks=args.trunks)
+        return {"ablation": (paper, PROTOCOLS["recipe"]), "trunks": paper.trunks}
     protocol = PROTOCOLS[args.protocol]
     overrides = {
         "target": args.target,

@@ -67,7 +67,9 @@ GAMES = {name: g.game for name, g in PAPER_GAMES.items()} | {name: g.game for na
 class ReproduceConfig:
     """Options of a reproduction run (paper scale by default).
 
-    out: directory for data/, checkpoints/ and the figures.
+    out: directory for the figures, and for data/ and checkpoints/ unless `store` is given.
+    store: directory for data/ and checkpoints/ (None: `out`); runs that share one reuse each other's
+        files (`pvf.experiments.quality_ablation`'s rows).
     games: short names from GAMES.
     architectures: registry names; None = the paper's (fig. 3: positional and
         particle; fig. 4: particle).
@@ -128,6 +130,12 @@ class ReproduceConfig:
     save_policy: bool = False
     particle_model: str = "particle-fixed-width"
     select: str = "last"
+    store: Path | None = None
+
+    @property
+    def store_dir(self) -> Path:
+        """Where data/ and checkpoints/ live."""
+        return self.out if self.store is None else self.store
 
 
 def training_options(architecture: str, model: str | None = None) -> dict[str, Any]:
@@ -195,7 +203,9 @@ def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) ->
     variant = "" if config.solver == "cfr+" else f"-{config.solver}"
     if _data_target(config) != "average":
         variant += f"-{_data_target(config)}"
-    path = config.out / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
+    path = (
+        config.store_dir / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = dataset_spec(config, game, depth, seed)
     generate(spec, path, workers=config.workers, progress=config.progress)
@@ -214,7 +224,7 @@ def _checkpoint(config: ReproduceConfig, data: Path, arch: str, seed: int, suffi
         stem += f"-{config.lr_schedule}"
     if not data.stem.endswith(f"-seed{seed}"):
         stem += f"-train{seed}"
-    checkpoint = config.out / "checkpoints" / f"{stem}{suffix}.ckpt"
+    checkpoint = config.store_dir / "checkpoints" / f"{stem}{suffix}.ckpt"
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     return checkpoint
 

@@ -99,3 +99,58 @@ def test_chosen_rows_and_refusals():
         mark_chosen([{"step": 0, "val_loss": math.nan}], "val_loss")
     with pytest.raises(PvfError, match="quality trains Leduc and Goofspiel-5"):
         reproduce_quality(ReproduceConfig(out="unused", games=("kuhn",)), PROTOCOLS["paper"])
+
+
+def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp_path):
+    from pvf.experiments.quality_ablation import ablation_protocols, reproduce_ablation
+
+    paper = dataclasses.replace(PROTOCOLS["paper"], trunks=10)
+    recipe = dataclasses.replace(PROTOCOLS["recipe"], trunks=30)
+    names = [p.name for p in ablation_protocols(paper, recipe)]
+    assert names == ["paper", "targets", "data", "schedule", "checkpoint", "recipe"]
+    summary = reproduce_ablation(_config(tmp_path, paper), paper, recipe)["leduc"]
+    table = {r["row"]: r for r in _rows(summary["csv"])}
+    assert list(table) == names and {r["architecture"] for r in table.values()} == {"positional"}
+    changed = {  # each row differs from the paper row in its own lever's columns only
+        name: {k for k in ("target", "data", "trunks", "lr_schedule", "select") if table[name][k] != table["paper"][k]}
+        for name in names
+    }
+    assert changed == {
+        "paper": set(),
+        "targets": {"target"},
+        "data": {"data", "trunks"},
+        "schedule": {"lr_schedule"},
+        "checkpoint": {"select"},
+        "recipe": {"target", "data", "trunks", "lr_schedule", "select"},
+    }
+    # one store: per-seed files for paper (average) and targets (best_response), one shared file each for data
+    # and recipe; no row made its own
+    assert sorted(p.name for p in (tmp_path / "data").glob("*.h5")) == [
+        "leduc-d7-t10-k5-best_response-seed0.h5",
+        "leduc-d7-t10-k5-best_response-seed1.h5",
+        "leduc-d7-t10-k5-seed0.h5",
+        "leduc-d7-t10-k5-seed1.h5",
+        "leduc-d7-t30-k5-best_response-seed0.h5",
+        "leduc-d7-t30-k5-seed0.h5",
+    ]
+    assert not list(tmp_path.glob("*/data")) and not list(tmp_path.glob("*/checkpoints"))
+    # the checkpoint row judges the paper row's networks: the same curve, the lowest-validation-loss point of it
+    curves = {name: _rows(tmp_path / name / "quality-leduc.csv") for name in ("paper", "checkpoint")}
+    assert [r["trunk_exploitability"] for r in curves["paper"]] == [
+        r["trunk_exploitability"] for r in curves["checkpoint"]
+    ]
+    for seed in ("0", "1"):
+        mine = [r for r in curves["checkpoint"] if r["seed"] == seed]
+        (chosen,) = [r for r in mine if r["chosen"] == "1"]
+        assert float(chosen["val_loss"]) == min(float(r["val_loss"]) for r in mine)
+    # a row is the run its protocol gives alone
+    alone = _rows(
+        reproduce_quality(
+            _config(tmp_path / "alone", ablation_protocols(paper, recipe)[1], trunks=10),
+            ablation_protocols(paper, recipe)[1],
+        )["leduc"]["csv"]
+    )
+    assert [r["trunk_exploitability"] for r in alone] == [
+        r["trunk_exploitability"] for r in _rows(tmp_path / "targets" / "quality-leduc.csv")
+    ]
+    assert (tmp_path / "ablation-leduc.png").stat().st_size > 0

@@ -1,0 +1,129 @@
+"""`pvf reproduce quality --ablation`: what each lever of the recipe is worth alone, from the paper's protocol.
+
+Rows (`ablation_protocols`): the paper's protocol; it with exactly one lever
+of the recipe (`pvf.experiments.quality`) changed — best-response targets,
+the recipe's large shared file, the cosine schedule, the checkpoint of
+lowest validation loss; and the whole recipe. Each row is one
+`reproduce_quality` run that writes its figures to out/<row>/, and all rows
+keep their data and networks in out/data and out/checkpoints (the config's
+`store`), so a file or a network two rows need is made once: the
+"checkpoint" row trains the paper row's networks, validated at every
+measurement, and judges their lowest-validation-loss weights.
+Table: out/ablation-<game>.csv, one line per (row, architecture): seeds,
+mean ± std over seeds of the judged checkpoints' trunk exploitability
+(NashConv), the mean of the members at the leaves, and the levers; and
+out/ablation-<game>.png, the same as bars with ±1 std.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from pvf.errors import PvfError
+from pvf.experiments.figures import Protocol
+from pvf.experiments.plots import NASHCONV_LABEL
+from pvf.experiments.quality import reproduce_quality
+from pvf.experiments.reproduce import ReproduceConfig
+from pvf.outputs import check_output_dir
+from pvf.results import write_csv
+
+LEVERS = {  # a row's name: the Protocol fields it takes from the recipe
+    "targets": ("target",),
+    "data": ("shared_data", "trunks"),
+    "schedule": ("lr_schedule",),
+    "checkpoint": ("select",),
+}
+
+
+def ablation_protocols(paper: Protocol, recipe: Protocol) -> list[Protocol]:
+    """The rows: `paper`, `paper` with each lever of `recipe` alone (named by the lever), then `recipe`."""
+    rows = [replace(paper, name="paper")]
+    for lever, fields in LEVERS.items():
+        rows.append(replace(paper, name=lever, **{f: getattr(recipe, f) for f in fields}))
+    return [*rows, replace(recipe, name="recipe")]
+
+
+def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protocol) -> dict[str, Any]:
+    """Every row of `ablation_protocols` for every game of `config`; per game the table's path and rows.
+
+    config: games, architectures, seeds, steps and the rest shared by every row; its target, schedule,
+        selection and trunks are each row's.
+    """
+    out = check_output_dir(config.out, "--out")
+    store = config.store_dir
+    results: dict[str, dict[str, Any]] = {}  # row name -> reproduce_quality's summary
+    for protocol in ablation_protocols(paper, recipe):
+        row_config = replace(
+            config,
+            out=out / protocol.name,
+            store=store,
+            target=protocol.target,
+            lr_schedule=protocol.lr_schedule,
+            select=protocol.select,
+            trunks=protocol.trunks or config.trunks,
+        )
+        results[protocol.name] = {"protocol": protocol, **reproduce_quality(row_config, protocol)}
+    summary = {}
+    for game in config.games:
+        table = [
+            _table_row(game, result["protocol"], arch, figures)
+            for result in results.values()
+            for arch, figures in result[game].items()
+            if isinstance(figures, dict) and "chosen_mean" in figures
+        ]
+        csv_path, png_path = out / f"ablation-{game}.csv", out / f"ablation-{game}.png"
+        write_csv(table, csv_path)
+        plot_ablation(table, png_path, f"{game}: each lever of the recipe alone, from the paper's protocol")
+        summary[game] = {"csv": str(csv_path), "png": str(png_path), "rows": table}
+    return summary
+
+
+def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any]) -> dict[str, Any]:
+    if figures.get("mean_of_members") is None:
+        raise PvfError(f"{game} {protocol.name} {arch}: no mean of members was measured")
+    return {
+        "game": game,
+        "row": protocol.name,
+        "architecture": arch,
+        "seeds": figures["seeds"],
+        "trunk_exploitability_mean": figures["chosen_mean"],
+        "trunk_exploitability_std": figures["chosen_std"],
+        "chosen_step_mean": figures["chosen_step_mean"],
+        "mean_of_members": figures["mean_of_members"],
+        "target": protocol.target,
+        "data": "shared" if protocol.shared_data else "per-seed",
+        "trunks": protocol.trunks if protocol.trunks is not None else "recipe",
+        "lr_schedule": protocol.lr_schedule,
+        "select": protocol.select,
+    }
+
+
+def plot_ablation(table: list[dict[str, Any]], path: str | Path, title: str) -> None:
+    """table: `reproduce_ablation`'s rows; one group of bars per row, one bar per architecture (mean ± std over
+    seeds), the mean of the members as a cross on it; log scale."""
+    rows = list(dict.fromkeys(r["row"] for r in table))
+    archs = sorted({r["architecture"] for r in table})
+    fig = Figure(figsize=(max(6, 1.3 * len(rows) * len(archs)), 4))
+    ax = fig.subplots()
+    width = 0.8 / len(archs)
+    for i, arch in enumerate(archs):
+        for j, name in enumerate(rows):
+            r = next((r for r in table if r["row"] == name and r["architecture"] == arch), None)
+            if r is None:
+                continue
+            x = j + (i - (len(archs) - 1) / 2) * width
+            mean, std = r["trunk_exploitability_mean"], r["trunk_exploitability_std"]
+            ax.bar(x, mean, width, yerr=std, color=f"C{i}", label=arch if j == 0 else None, capsize=3)
+            ax.plot(x, r["mean_of_members"], "kx", label="mean of the members" if i == j == 0 else None)
+    ax.set_xticks(range(len(rows)), rows)
+    ax.set_yscale("log")
+    ax.set_ylabel(NASHCONV_LABEL)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
