@@ -91,17 +91,19 @@ class DataLayout:
     def from_file(
         cls,
         path: str | Path,
-        target: str = "average",
+        target: str | None = None,
         normalize: bool = True,
         reach_feature: bool = True,
         opponent_feature: bool = True,
     ) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns).
 
+        target: "average", "current" or "best_response"; None: what the file's target column holds.
         reach_feature: use the file's counterfactual reach column as an input where it has one.
         opponent_feature: use the file's mean opponent features as inputs where it has them.
         """
         with PBSDataset(path) as ds:
+            target = str(ds.attrs["target"]) if target is None else target
             check_target(ds, target)
             player, slot = ds.player, ds.slot
             return cls(

@@ -6,9 +6,11 @@ Every network is built from the configs `pvf train` composes
 (`pvf.trainers.configs`): an architecture's sizes from
 `configs/model/<architecture>.yaml` (the particle games' from
 `particle_model`, default `configs/model/particle-fixed-width.yaml`), Adam's
-learning rate, the validation share and the defaults of steps, batch size,
-target and schedule from `configs/train.yaml`; each seed's dataset is split
-by that seed.
+learning rate, the validation share and the defaults of steps and batch
+size from `configs/train.yaml`; each seed's dataset is split by that seed.
+The target and the schedule default to the paper's (average, constant):
+fig. 3 and 4 are the paper's figures, while `pvf train` and `pvf generate`
+default to the recipe's (`pvf.experiments.quality`).
 File names carry the parameters that make them (trunks, CFR+ iterations,
 seed, steps), so a rerun with the same options reuses finished work (the
 configs' contents are not in the names: after editing one, use a new `out`).
@@ -45,6 +47,7 @@ from pvf.datasets.backends import check_backend
 from pvf.datasets.generate import generate
 from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError
+from pvf.experiments.figures import PROTOCOLS
 from pvf.experiments.sparse_sweep import (
     DEFAULT_FRACTIONS,
 )
@@ -80,14 +83,14 @@ class ReproduceConfig:
         stored in every file) or "best_response" (best responses, guarded
         where a belief is zero, `pvf.solvers.guarded_values`; its own data
         files, "-best_response" in their names); "-<target>" in checkpoint names but
-        for "average"; default configs/train.yaml's.
+        for "average"; default the paper's, "average".
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64;
         max_steps and batch_size default to configs/train.yaml's).
     iterations: CFR+ iterations in every trunk (paper: 100).
     workers: dataset-generation processes.
     jobs: training runs at once (processes; 1 = in this process).
     accelerator: Lightning accelerator for training ("cpu", "gpu", "auto").
-    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names); default configs/train.yaml's.
+    lr_schedule: "constant" (the authors') or "cosine" (annealed to 0; in file names); default the paper's, "constant".
     separate_runs: one Lightning run per seed instead of one ensemble per network.
     cuda_graph: on a GPU, each ensemble step is one replayed CUDA graph (`pvf.trainers.graph_step`).
     group_size: members of an ensemble trained together (`pvf.trainers.member_groups`; None: by
@@ -109,7 +112,7 @@ class ReproduceConfig:
     trunks: int = 1000
     cfr_iterations: int = 100
     solver: str = "cfr+"
-    target: str = field(default_factory=lambda: training_defaults().target)
+    target: str = PROTOCOLS["paper"].target
     max_steps: int = field(default_factory=lambda: training_defaults().max_steps)
     eval_every: int = 64
     batch_size: int = field(default_factory=lambda: training_defaults().batch_size)
@@ -117,7 +120,7 @@ class ReproduceConfig:
     workers: int = 1
     jobs: int = 1
     accelerator: str = "cpu"
-    lr_schedule: str = field(default_factory=lambda: training_defaults().lr_schedule)
+    lr_schedule: str = PROTOCOLS["paper"].lr_schedule
     separate_runs: bool = False
     cuda_graph: bool = True
     group_size: int | None = None

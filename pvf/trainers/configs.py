@@ -73,16 +73,15 @@ def _entry(config: dict[str, Any], path: Path, *keys: str) -> Any:
 class TrainingDefaults:
     """The training settings of `configs/train.yaml` that `pvf reproduce`'s trainers use.
 
-    max_steps: trainer.max_steps. lr, lr_schedule: Adam's (model.init_args).
-    batch_size, target, val_fraction: the data module's (data). The split seed is
-    not among them: `pvf reproduce` splits each seed's dataset with that seed.
+    max_steps: trainer.max_steps. lr: Adam's (model.init_args).
+    batch_size, val_fraction: the data module's (data). Not among them: the split
+    seed (`pvf reproduce` splits each seed's dataset with that seed), the target
+    and the schedule (its protocols', `pvf.experiments.figures.PROTOCOLS`).
     """
 
     max_steps: int
     lr: float
-    lr_schedule: str
     batch_size: int
-    target: str
     val_fraction: float
 
 
@@ -101,9 +100,7 @@ def training_defaults() -> TrainingDefaults:
     return TrainingDefaults(
         max_steps=int(_entry(config, path, "trainer", "max_steps")),
         lr=float(_entry(config, path, "model", "init_args", "lr")),
-        lr_schedule=str(_entry(config, path, "model", "init_args", "lr_schedule")),
         batch_size=int(_entry(config, path, "data", "batch_size")),
-        target=str(_entry(config, path, "data", "target")),
         val_fraction=float(_entry(config, path, "data", "val_fraction")),
     )
 

@@ -30,7 +30,9 @@ class PbsDataModule(pl.LightningDataModule):
     target: train on the average-profile values ("average", column `target`),
         the last CFR+ iterate's ("current", column `target_current`) or best
         responses, guarded where a belief is zero ("best_response", column `target`
-        of a file generated with that target).
+        of a file generated with that target); None (the default): the file's
+        column `target`, whichever it holds (`pvf generate` writes best
+        responses by default, older files the average profile's).
     batch_size: samples (PBSs) per batch.
     val_fraction: share of trunk strategies held out for validation.
     split_seed: seed of the trunk permutation.
@@ -49,7 +51,7 @@ class PbsDataModule(pl.LightningDataModule):
     def __init__(
         self,
         path: str,
-        target: Literal["average", "current", "best_response"] = "average",
+        target: Literal["average", "current", "best_response"] | None = None,
         batch_size: int = 64,
         val_fraction: float = 0.1,
         split_seed: int = 0,
@@ -77,8 +79,8 @@ class PbsDataModule(pl.LightningDataModule):
         with PBSDataset(self.hparams.path) as ds:
             trunk = ds.trunk
         train_rows, val_rows = split_by_trunk(trunk, self.hparams.val_fraction, self.hparams.split_seed)
-        self.train_set = PbsTorchDataset(self.hparams.path, train_rows, self.hparams.target)
-        self.val_set = PbsTorchDataset(self.hparams.path, val_rows, self.hparams.target)
+        self.train_set = PbsTorchDataset(self.hparams.path, train_rows, self.layout.target)
+        self.val_set = PbsTorchDataset(self.hparams.path, val_rows, self.layout.target)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_set, shuffle=True)

@@ -173,7 +173,7 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_file(tmp_path):
     cmd = [
         sys.executable, "-m", "pvf.cli", "generate", "--game", spec.game, "--depth", str(spec.depth),
         "--trunks", str(spec.num_trunks), "--cfr-iterations", str(spec.cfr_iterations), "--task-size", "1",
-        "--seed", str(spec.seed), "--workers", "2", "--out", str(out), "--json",
+        "--seed", str(spec.seed), "--target", spec.target, "--workers", "2", "--out", str(out), "--json",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

@@ -39,7 +39,8 @@ def _cmd(spec, out: Path, *extra: str) -> list[str]:
     return [
         sys.executable, "-m", "pvf.cli", "generate", "--game", spec.game, "--depth", str(spec.depth),
         "--trunks", str(spec.num_trunks), "--cfr-iterations", str(spec.cfr_iterations),
-        "--task-size", str(spec.task_size), "--seed", str(spec.seed), "--out", str(out), *particles, *extra,
+        "--task-size", str(spec.task_size), "--seed", str(spec.seed), "--target", spec.target, "--out", str(out),
+        *particles, *extra,
     ]  # fmt: skip
 
 

@@ -73,20 +73,25 @@ def test_training_options_come_from_the_configs():
 
 
 def test_the_command_line_defaults_are_the_training_defaults(tmp_path):
-    """Left unset, --max-steps, --batch-size, --target and --lr-schedule take configs/train.yaml's values: the
-    command holds no copy of them (its --help reads them from there)."""
+    """Left unset, --max-steps and --batch-size take configs/train.yaml's values (the command holds no copy of
+    them: its --help reads them from there), and --target and --lr-schedule fig. 3's protocol, the paper's, whatever
+    `pvf train` defaults to."""
     from pvf.commands.reproduce import config_options
+    from pvf.experiments.figures import PROTOCOLS
 
     args = build_parser().parse_args(["reproduce", "fig3"])
     assert (args.max_steps, args.batch_size, args.target, args.lr_schedule) == (None, None, None, None)
     options, _ = config_options(args)
     config = ReproduceConfig(**options, out=tmp_path)
     defaults = training_defaults()
-    assert (config.max_steps, config.batch_size, config.target, config.lr_schedule) == (
-        defaults.max_steps,
-        defaults.batch_size,
-        defaults.target,
-        defaults.lr_schedule,
+    assert (config.max_steps, config.batch_size) == (defaults.max_steps, defaults.batch_size)
+    assert (
+        (config.target, config.lr_schedule)
+        == ("average", "constant")
+        == (
+            PROTOCOLS["paper"].target,
+            PROTOCOLS["paper"].lr_schedule,
+        )
     )
     given = build_parser().parse_args(["reproduce", "fig3", "--max-steps", "7", "--batch-size", "3"])
     config = ReproduceConfig(**config_options(given)[0], out=tmp_path)

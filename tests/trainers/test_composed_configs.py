@@ -3,7 +3,10 @@
 `tests/trainers/legacy_configs/` holds the six `configs/<game>_<architecture>.yaml`
 as they were before the split. A data config and a model config (with
 `configs/train.yaml` read unnamed) resolve to the same config as the old
-file (`--print_config`), and a tiny fit from each writes bit-identical
+file (`--print_config`) once given the paper's schedule and target (`PAPER`:
+since the training recipe won, `configs/train.yaml` defaults to a cosine
+schedule and the file's own target column, and differs from the old files in
+those two settings only), and a tiny fit from each writes bit-identical
 weights. An old path is one line naming the configs that replace it.
 """
 
@@ -37,6 +40,7 @@ TINY = [
     "--data.batch_size",
     "4",
 ]
+PAPER = ["--model.init_args.lr_schedule", "constant", "--data.target", "average"]  # the old files' two settings
 
 
 def _printed(argv: list[str], capsys) -> dict:
@@ -51,13 +55,18 @@ def test_the_six_legacy_configs_are_pinned():
 @pytest.mark.parametrize("name", NAMES)
 def test_composed_configs_resolve_as_the_old_file(name, capsys):
     old = _printed(["--config", str(LEGACY / f"{name}.yaml")], capsys)
-    assert _printed(configs(name), capsys) == old
+    assert _printed([*configs(name), *PAPER], capsys) == old
+    recipe = _printed(configs(name), capsys)  # the defaults: the recipe's schedule, the file's target column
+    assert (recipe["model"]["init_args"]["lr_schedule"], recipe["data"]["target"]) == ("cosine", None)
+    recipe["model"]["init_args"]["lr_schedule"], recipe["data"]["target"] = "constant", "average"
+    assert recipe == old
     game, model = name.split("_")  # either order: the data and the model config set different keys
     reversed_order = [
         "--config",
         str(CONFIGS / "model" / f"{model}.yaml"),
         "--config",
         str(CONFIGS / "data" / f"{game}.yaml"),
+        *PAPER,
     ]
     assert _printed(reversed_order, capsys) == old
 
@@ -82,7 +91,7 @@ def test_a_tiny_fit_writes_the_same_weights(name, leduc_file, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     options = ["--data.path", str(leduc_file), *TINY]  # after the configs, which name another file
     assert main(["train", "fit", "--config", str(LEGACY / f"{name}.yaml"), *options, "--run-dir", "old"]) == 0
-    assert main(["train", "fit", *configs(name), *options, "--run-dir", "new"]) == 0
+    assert main(["train", "fit", *configs(name), *PAPER, *options, "--run-dir", "new"]) == 0
     old, new = _weights(tmp_path / "old"), _weights(tmp_path / "new")
     assert old.keys() == new.keys()
     for key in old:
@@ -107,13 +116,7 @@ def test_reproduce_reads_the_configs_from_the_checkout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert CONFIG_DIR == CONFIGS
     defaults = training_defaults()
-    assert (defaults.max_steps, defaults.lr, defaults.lr_schedule, defaults.batch_size) == (
-        131072,
-        0.001,
-        "constant",
-        64,
-    )
-    assert (defaults.target, defaults.val_fraction) == ("average", 0.1)
+    assert (defaults.max_steps, defaults.lr, defaults.batch_size, defaults.val_fraction) == (131072, 0.001, 64, 0.1)
     particle = model_config("particle")
     assert particle.architecture == "particle"
     assert (particle.arguments["basis_layers"], particle.arguments["regression_hidden_multiplier"]) == (3, 5.0)
