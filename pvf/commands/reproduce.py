@@ -131,9 +131,9 @@ def _paper_games_option(p: argparse.ArgumentParser, figure: str) -> None:
     )
 
 
-def _training_options(p: argparse.ArgumentParser, defaults: str = "configs/train.yaml's") -> None:
+def _training_options(p: argparse.ArgumentParser, defaults: str = "the paper's: average, constant") -> None:
     """Data and training options; `defaults`: where --target and --lr-schedule default to."""
-    if defaults == "configs/train.yaml's":
+    if defaults.startswith("the paper's"):
         p.add_argument("--trunks", type=int, default=1000, help="random trunk strategies per dataset (default 1000)")
     else:
         recipe = " and ".join(f"{pbs:,} {game} PBSs" for game, pbs in RECIPE_PBS.items())
@@ -144,8 +144,8 @@ def _training_options(p: argparse.ArgumentParser, defaults: str = "configs/train
             help=f"random trunk strategies per dataset (default: the recipe's, at least {recipe}; paper 1000)",
         )
     add_solver_arguments(p, with_options=False, purpose="the targets' solver (data files get -<solver> but for cfr+)")
-    # these options default to configs/train.yaml's values, read when a run is configured (not here: the
-    # parser is built for every pvf command)
+    # --max-steps and --batch-size default to configs/train.yaml's values, read when a run is configured (not
+    # here: the parser is built for every pvf command); fig. 3 and 4 train by the paper's target and schedule
     p.add_argument(
         "--target",
         choices=("average", "current", "best_response"),
@@ -234,7 +234,7 @@ def _quality_options(p: argparse.ArgumentParser) -> None:
         "--ablation",
         action="store_true",
         help="the paper's protocol, it with each lever of the recipe alone, and the recipe: one run each in "
-        "OUT/<row>/, sharing OUT/data and OUT/checkpoints; the table OUT/ablation-<game>.csv and .png "
+        "OUT/rows/<row>/, sharing OUT/data and OUT/checkpoints; the table OUT/ablation-<game>.csv and .png "
         "(--trunks sets the paper's per-seed trunks; the lever options are refused)",
     )
 

@@ -4,9 +4,9 @@ Rows (`ablation_protocols`): the paper's protocol; it with exactly one lever
 of the recipe (`pvf.experiments.quality`) changed — best-response targets,
 the recipe's large shared file, the cosine schedule, the checkpoint of
 lowest validation loss; and the whole recipe. Each row is one
-`reproduce_quality` run that writes its figures to out/<row>/, and all rows
-keep their data and networks in out/data and out/checkpoints (the config's
-`store`), so a file or a network two rows need is made once: the
+`reproduce_quality` run that writes its figures to out/rows/<row>/, and all
+rows keep their data and networks in out/data and out/checkpoints (the
+config's `store`), so a file or a network two rows need is made once: the
 "checkpoint" row trains the paper row's networks, validated at every
 measurement, and judges their lowest-validation-loss weights.
 Table: out/ablation-<game>.csv, one line per (row, architecture): seeds,
@@ -59,7 +59,7 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
     for protocol in ablation_protocols(paper, recipe):
         row_config = replace(
             config,
-            out=out / protocol.name,
+            out=out / "rows" / protocol.name,
             store=store,
             target=protocol.target,
             lr_schedule=protocol.lr_schedule,

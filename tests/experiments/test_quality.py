@@ -133,9 +133,16 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
         "leduc-d7-t30-k5-best_response-seed0.h5",
         "leduc-d7-t30-k5-seed0.h5",
     ]
-    assert not list(tmp_path.glob("*/data")) and not list(tmp_path.glob("*/checkpoints"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ablation-leduc.csv",
+        "ablation-leduc.png",
+        "checkpoints",
+        "data",
+        "rows",
+    ]
+    assert not list((tmp_path / "rows").glob("*/data")) and not list((tmp_path / "rows").glob("*/checkpoints"))
     # the checkpoint row judges the paper row's networks: the same curve, the lowest-validation-loss point of it
-    curves = {name: _rows(tmp_path / name / "quality-leduc.csv") for name in ("paper", "checkpoint")}
+    curves = {name: _rows(tmp_path / "rows" / name / "quality-leduc.csv") for name in ("paper", "checkpoint")}
     assert [r["trunk_exploitability"] for r in curves["paper"]] == [
         r["trunk_exploitability"] for r in curves["checkpoint"]
     ]
@@ -151,6 +158,6 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
         )["leduc"]["csv"]
     )
     assert [r["trunk_exploitability"] for r in alone] == [
-        r["trunk_exploitability"] for r in _rows(tmp_path / "targets" / "quality-leduc.csv")
+        r["trunk_exploitability"] for r in _rows(tmp_path / "rows" / "targets" / "quality-leduc.csv")
     ]
     assert (tmp_path / "ablation-leduc.png").stat().st_size > 0
