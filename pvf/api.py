@@ -105,8 +105,13 @@ def generate_dataset(
     seed: int = 0,
     workers: int = 1,
     progress: bool = False,
+    target: str = "best_response",
 ) -> GenerationReport:
-    """A PBS dataset with CFR+ targets in HDF5 (what `pvf generate` does; resumable)."""
+    """A PBS dataset with CFR+ targets in HDF5 (what `pvf generate` does; resumable).
+
+    target: what the file's target column holds, "best_response" (`pvf generate`'s default, the training
+        recipe's), "average" (the paper's) or "current".
+    """
     check_argument("game", game, str)
     check_argument("depth", depth, int, minimum=0)
     check_argument("trunks", trunks, int, minimum=1)
@@ -115,7 +120,10 @@ def generate_dataset(
     check_argument("seed", seed, int, minimum=0)
     check_argument("workers", workers, int, minimum=1)
     check_argument("progress", progress, bool)
-    spec = GenerationSpec(game=game, depth=depth, num_trunks=trunks, cfr_iterations=cfr_iterations, seed=seed)
+    check_argument("target", target, str)
+    spec = GenerationSpec(
+        game=game, depth=depth, num_trunks=trunks, cfr_iterations=cfr_iterations, seed=seed, target=target
+    )
     return generate(spec, out, workers=workers, progress=progress)
 
 

@@ -76,7 +76,7 @@ def train_value_function(
     batch_size: int = 64,
     progress: bool = False,
     accelerator: str = "cpu",
-    target: str = "average",
+    target: str | None = None,
     val_fraction: float = 0.1,
     **model_args: Any,
 ) -> TrainingRun:
@@ -85,7 +85,8 @@ def train_value_function(
     every_n_steps: trunk exploitability every so many steps; None: `ValidationHistory`.
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
-    target: what is trained on, "average", "current" or "best_response" (PbsDataModule).
+    target: what is trained on, "average", "current" or "best_response"; None: the file's target column
+        (PbsDataModule).
     val_fraction: share of trunk strategies held out for validation (PbsDataModule).
     model_args: the architecture's hyper-parameters (e.g. num_layers, basis_layers)
         and the module's (lr, lr_schedule).
