@@ -233,7 +233,8 @@ def _quality_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ablation",
         action="store_true",
-        help="the paper's protocol, it with each lever of the recipe alone, and the recipe: one run each in "
+        help="the paper's protocol, it with each lever of the recipe alone and with targets and data together, "
+        "and the recipe: one run each in "
         "OUT/rows/<row>/, sharing OUT/data and OUT/checkpoints; the table OUT/ablation-<game>.csv and .png "
         "(--trunks sets the paper's per-seed trunks; the lever options are refused)",
     )

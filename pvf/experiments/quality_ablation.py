@@ -3,7 +3,9 @@
 Rows (`ablation_protocols`): the paper's protocol; it with exactly one lever
 of the recipe (`pvf.experiments.quality`) changed — best-response targets,
 the recipe's large shared file, the cosine schedule, the checkpoint of
-lowest validation loss; and the whole recipe. Each row is one
+lowest validation loss; it with the first two together ("targets+data":
+more data of the average profile's values can hurt, so the two levers
+interact); and the whole recipe. Each row is one
 `reproduce_quality` run that writes its figures to out/rows/<row>/, and all
 rows keep their data and networks in out/data and out/checkpoints (the
 config's `store`), so a file or a network two rows need is made once: the
@@ -36,11 +38,13 @@ LEVERS = {  # a row's name: the Protocol fields it takes from the recipe
     "data": ("shared_data", "trunks"),
     "schedule": ("lr_schedule",),
     "checkpoint": ("select",),
+    "targets+data": ("target", "shared_data", "trunks"),
 }
 
 
 def ablation_protocols(paper: Protocol, recipe: Protocol) -> list[Protocol]:
-    """The rows: `paper`, `paper` with each lever of `recipe` alone (named by the lever), then `recipe`."""
+    """The rows: `paper`, `paper` with each lever of `recipe` alone (named by the lever), with targets and data
+    together, then `recipe`."""
     rows = [replace(paper, name="paper")]
     for lever, fields in LEVERS.items():
         rows.append(replace(paper, name=lever, **{f: getattr(recipe, f) for f in fields}))

@@ -107,7 +107,7 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
     paper = dataclasses.replace(PROTOCOLS["paper"], trunks=10)
     recipe = dataclasses.replace(PROTOCOLS["recipe"], trunks=30)
     names = [p.name for p in ablation_protocols(paper, recipe)]
-    assert names == ["paper", "targets", "data", "schedule", "checkpoint", "recipe"]
+    assert names == ["paper", "targets", "data", "schedule", "checkpoint", "targets+data", "recipe"]
     summary = reproduce_ablation(_config(tmp_path, paper), paper, recipe)["leduc"]
     table = {r["row"]: r for r in _rows(summary["csv"])}
     assert list(table) == names and {r["architecture"] for r in table.values()} == {"positional"}
@@ -121,6 +121,7 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
         "data": {"data", "trunks"},
         "schedule": {"lr_schedule"},
         "checkpoint": {"select"},
+        "targets+data": {"target", "data", "trunks"},
         "recipe": {"target", "data", "trunks", "lr_schedule", "select"},
     }
     # one store: per-seed files for paper (average) and targets (best_response), one shared file each for data
