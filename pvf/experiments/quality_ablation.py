@@ -13,8 +13,10 @@ config's `store`), so a file or a network two rows need is made once: the
 measurement, and judges their lowest-validation-loss weights.
 Table: out/ablation-<game>.csv, one line per (row, architecture): seeds,
 mean ± std over seeds of the judged checkpoints' trunk exploitability
-(NashConv), the mean of the members at the leaves, and the levers; and
-out/ablation-<game>.png, the same as bars with ±1 std.
+(NashConv), the mean of the members at the leaves, the exact oracle's
+(the same trunk solve with LP-exact leaf values: a reference, not a lower
+bound) and the levers; and out/ablation-<game>.png, the same as bars with
+±1 std (`plot_ablation` redraws it from the CSV).
 """
 
 from __future__ import annotations
@@ -30,8 +32,12 @@ from pvf.experiments.figures import Protocol
 from pvf.experiments.plots import NASHCONV_LABEL
 from pvf.experiments.quality import reproduce_quality
 from pvf.experiments.reproduce import ReproduceConfig
+from pvf.games.paper import PAPER_GAMES
+from pvf.games.public_tree import build_public_tree
 from pvf.outputs import check_output_dir
 from pvf.results import write_csv
+from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 
 LEVERS = {  # a row's name: the Protocol fields it takes from the recipe
     "targets": ("target",),
@@ -73,8 +79,9 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
         results[protocol.name] = {"protocol": protocol, **reproduce_quality(row_config, protocol)}
     summary = {}
     for game in config.games:
+        oracle = exact_oracle(game, config.iterations)
         table = [
-            _table_row(game, result["protocol"], arch, figures)
+            _table_row(game, result["protocol"], arch, figures, oracle)
             for result in results.values()
             for arch, figures in result[game].items()
             if isinstance(figures, dict) and "chosen_mean" in figures
@@ -86,7 +93,13 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
     return summary
 
 
-def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any]) -> dict[str, Any]:
+def exact_oracle(game: str, iterations: int) -> float:
+    """Trunk exploitability (NashConv) of `iterations` of CFR+ in the paper game's fig. 3 trunk with exact leaves."""
+    trunk = build_trunk(build_public_tree(PAPER_GAMES[game].game), PAPER_GAMES[game].fig3_depth)
+    return solve_and_evaluate(trunk, ExactEvaluator(trunk), iterations).exploitability.exploitability
+
+
+def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any], oracle: float) -> dict[str, Any]:
     if figures.get("mean_of_members") is None:
         raise PvfError(f"{game} {protocol.name} {arch}: no mean of members was measured")
     return {
@@ -98,6 +111,7 @@ def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any]
         "trunk_exploitability_std": figures["chosen_std"],
         "chosen_step_mean": figures["chosen_step_mean"],
         "mean_of_members": figures["mean_of_members"],
+        "oracle": oracle,
         "target": protocol.target,
         "data": "shared" if protocol.shared_data else "per-seed",
         "trunks": protocol.trunks if protocol.trunks is not None else "recipe",
@@ -107,11 +121,11 @@ def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any]
 
 
 def plot_ablation(table: list[dict[str, Any]], path: str | Path, title: str) -> None:
-    """table: `reproduce_ablation`'s rows; one group of bars per row, one bar per architecture (mean ± std over
-    seeds), the mean of the members as a cross on it; log scale."""
+    """table: `reproduce_ablation`'s rows (or the CSV's); one group of bars per row, one bar per architecture (mean
+    ± std over seeds), the mean of the members as a cross on it, the exact oracle dashed; log scale."""
     rows = list(dict.fromkeys(r["row"] for r in table))
     archs = sorted({r["architecture"] for r in table})
-    fig = Figure(figsize=(max(6, 1.3 * len(rows) * len(archs)), 4))
+    fig = Figure(figsize=(max(6.0, 1.1 * len(rows) + 1.5), 4))
     ax = fig.subplots()
     width = 0.8 / len(archs)
     for i, arch in enumerate(archs):
@@ -120,10 +134,11 @@ def plot_ablation(table: list[dict[str, Any]], path: str | Path, title: str) -> 
             if r is None:
                 continue
             x = j + (i - (len(archs) - 1) / 2) * width
-            mean, std = r["trunk_exploitability_mean"], r["trunk_exploitability_std"]
+            mean, std = float(r["trunk_exploitability_mean"]), float(r["trunk_exploitability_std"])
             ax.bar(x, mean, width, yerr=std, color=f"C{i}", label=arch if j == 0 else None, capsize=3)
-            ax.plot(x, r["mean_of_members"], "kx", label="mean of the members" if i == j == 0 else None)
-    ax.set_xticks(range(len(rows)), rows)
+            ax.plot(x, float(r["mean_of_members"]), "kx", label="mean of the members" if i == j == 0 else None)
+    ax.axhline(float(table[0]["oracle"]), color="k", ls="--", lw=1, label="exact oracle")
+    ax.set_xticks(range(len(rows)), rows, rotation=20)
     ax.set_yscale("log")
     ax.set_ylabel(NASHCONV_LABEL)
     ax.grid(True, axis="y", which="both", alpha=0.3)

@@ -161,4 +161,5 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
     assert [r["trunk_exploitability"] for r in alone] == [
         r["trunk_exploitability"] for r in _rows(tmp_path / "rows" / "targets" / "quality-leduc.csv")
     ]
+    assert len({r["oracle"] for r in table.values()}) == 1 and float(table["paper"]["oracle"]) > 0
     assert (tmp_path / "ablation-leduc.png").stat().st_size > 0
