@@ -3,7 +3,8 @@
 Validates the file against docs/hdf5_schema.md (structure and values:
 indices in range, finite beliefs in [0, 1], finite targets) and prints its provenance,
 the number of samples per public state, statistics of beliefs and targets
-and the largest zero-sum residual |Σ b₁·v₁ + Σ b₂·v₂| over its samples.
+and the largest zero-sum residual |Σ b₁·v₁ + Σ b₂·v₂| over its samples (0 up to
+rounding for a profile's values; best-response targets need not sum to 0).
 A file that is not a complete pvf PBS file is an error (exit status 2).
 """
 
@@ -62,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     for name in ("belief", "target", "target_current"):
         s = summary[name]
         print(f"{name:<21}mean {s['mean']:.6g}  std {s['std']:.6g}  min {s['min']:.6g}  max {s['max']:.6g}")
+    # best responses to the opponent's equilibrium strategy are not a profile's values: their sum need not be 0
+    not_a_profile = ": best responses, need not be 0" if attrs["target"] == "best_response" else ""
     print(
-        f"zero-sum residual    max {summary['max_zero_sum_residual']:.3g} (target), "
+        f"zero-sum residual    max {summary['max_zero_sum_residual']:.3g} (target{not_a_profile}), "
         f"{summary['max_zero_sum_residual_current']:.3g} (target_current)"
     )
     return 0
