@@ -9,8 +9,10 @@ interact); and the whole recipe. Each row is one
 `reproduce_quality` run that writes its figures to out/rows/<row>/, and all
 rows keep their data and networks in out/data and out/checkpoints (the
 config's `store`), so a file or a network two rows need is made once: the
-"checkpoint" row trains the paper row's networks, validated at every
-measurement, and judges their lowest-validation-loss weights.
+rows that judge by validation loss run first, so the "checkpoint" row trains
+the paper row's networks, validated at every measurement (validation does
+not change training), judges their lowest-validation-loss weights, and the
+paper row then reuses them.
 Table: out/ablation-<game>.csv, one line per (row, architecture): seeds,
 mean ± std over seeds of the judged checkpoints' trunk exploitability
 (NashConv), the mean of the members at the leaves, the exact oracle's
@@ -27,8 +29,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from pvf.errors import PvfError
-from pvf.experiments.figures import Protocol
+from pvf.experiments.figures import QUALITY_ARCHITECTURES, Protocol
 from pvf.experiments.plots import NASHCONV_LABEL
 from pvf.experiments.quality import reproduce_quality
 from pvf.experiments.reproduce import ReproduceConfig
@@ -65,8 +66,9 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
     """
     out = check_output_dir(config.out, "--out")
     store = config.store_dir
+    protocols = ablation_protocols(paper, recipe)
     results: dict[str, dict[str, Any]] = {}  # row name -> reproduce_quality's summary
-    for protocol in ablation_protocols(paper, recipe):
+    for protocol in sorted(protocols, key=lambda p: p.select != "val_loss"):  # validated runs first (docstring)
         row_config = replace(
             config,
             out=out / "rows" / protocol.name,
@@ -76,15 +78,14 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
             select=protocol.select,
             trunks=protocol.trunks or config.trunks,
         )
-        results[protocol.name] = {"protocol": protocol, **reproduce_quality(row_config, protocol)}
+        results[protocol.name] = reproduce_quality(row_config, protocol)
     summary = {}
     for game in config.games:
         oracle = exact_oracle(game, config.iterations)
         table = [
-            _table_row(game, result["protocol"], arch, figures, oracle)
-            for result in results.values()
-            for arch, figures in result[game].items()
-            if isinstance(figures, dict) and "chosen_mean" in figures
+            _table_row(game, protocol, arch, results[protocol.name][game][arch], oracle)
+            for protocol in protocols
+            for arch in sorted(config.architectures or QUALITY_ARCHITECTURES)
         ]
         csv_path, png_path = out / f"ablation-{game}.csv", out / f"ablation-{game}.png"
         write_csv(table, csv_path)
@@ -100,8 +101,6 @@ def exact_oracle(game: str, iterations: int) -> float:
 
 
 def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any], oracle: float) -> dict[str, Any]:
-    if figures.get("mean_of_members") is None:
-        raise PvfError(f"{game} {protocol.name} {arch}: no mean of members was measured")
     return {
         "game": game,
         "row": protocol.name,
