@@ -55,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         choices=("average", "current", "best_response"),
         default="best_response",
         help="what /infostates/target holds: best responses, guarded where a belief is zero (best_response, the "
-        "default: the values a trunk needs where a belief is zero; one more solve, 1.4-1.9x the time), the average "
+        "default: the values a trunk needs where a belief is zero; one more solve), the average "
         "profile's values (average, the paper's) or the last iterate's (always stored too, /infostates/target_current)",
     )
     p.add_argument(
