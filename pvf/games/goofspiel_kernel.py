@@ -173,16 +173,24 @@ def view_string(rules: GoofspielRules, player: int, level: int, own: Sequence[in
     pending bid last at odd levels; the forced last bid too at terminals) and the outcome codes."""
     terminal = level == 2 * rules.rounds
     rounds = len(outcomes)
-    done = {int(a) for a in own[:rounds]}
+    bids = [int(a) for a in own[:rounds]]
+    spent = 0
+    for a in bids:
+        spent |= 1 << a
     out = f"Current player: {TERMINAL if terminal else level % 2}\n"
     if player == 0 and level % 2 == 1:
         out += f"Observer's action this turn: {int(own[rounds])}\n"
-    hand = "".join(_CARD[c] for c in range(rules.num_cards) if c not in done)
-    sequence = "".join(_ACTION[int(a)] for a in own[:rounds])
+    sequence = "".join([_ACTION[a] for a in bids])
     return (
-        f"{out}P{player} hand: {hand}\nP{player} action sequence: {sequence}\n"
+        f"{out}P{player} hand: {_hand_string(spent, rules.num_cards)}\nP{player} action sequence: {sequence}\n"
         f"{_public_view(rules, tuple(outcomes), terminal)}Terminal?: {int(terminal)}\n"
     )
+
+
+@lru_cache(maxsize=1 << 14)
+def _hand_string(spent: int, num_cards: int) -> str:
+    """The hand line's cards: those not in the bit mask `spent`, 1-based, ascending."""
+    return "".join(_CARD[c] for c in range(num_cards) if not spent >> c & 1)
 
 
 _ACTION = [f"{a} " for a in range(64)]
