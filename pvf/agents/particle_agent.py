@@ -12,8 +12,9 @@ infostate I in the public state S at the start of move r:
      `pvf.solvers.particle_settings`, as the particle datasets and sweeps
      build it), the trunk from r to the planner's depth limit: a fixed move
      (`depth`; from there on, to the end of the game) or `horizon` moves
-     below r. The particle tree stops at the limit unless the leaves are
-     the exact oracle, which solves the game below them.
+     below r; from move `endgame` on, to the end of the game. The particle
+     tree stops at the limit unless the leaves are the exact oracle, which
+     solves the game below them.
   3. Solved by CFR+ (or another registered solver: with MMD's last iterate
      this is decision-time MMD search on the particle subgame, its magnet
      the uniform strategy) with the leaf evaluator at the depth limit (the exact
@@ -80,6 +81,8 @@ class ParticlePlanner:
         public sample never does, the unbiased filter; the sample of the agent's infostate always keeps one).
     depth: move number of the trunk leaves; a move at or beyond it is solved to the end of the game.
     horizon: instead, the trunk leaves lie this many moves below each solve's root move (None: `depth`).
+    endgame: solves at this move or later go to the end of the game, whatever the depth limit (the endgame's
+        particle subgame is small: Goofspiel-13 from move 9 holds about 10,000 histories at K = 16); None: never.
     leaves: the leaf evaluator of a setting's sparse trunk (unused where a solve reaches the end).
     below_leaves: the particle tree holds the game below the trunk's leaves (the exact oracle solves it);
         False: it stops at the depth limit.
@@ -95,6 +98,7 @@ class ParticlePlanner:
     depth: int | None
     leaves: LeafFactory
     horizon: int | None = None
+    endgame: int | None = None
     below_leaves: bool = True
     game_root: bool = False
     iterations: int = 100
@@ -210,7 +214,7 @@ class ParticleResolver:
         beliefs = Beliefs(public, own_sample(own, self.seat, own_reach), self.seat, at_start)
         particles, _, own_reaches = beliefs.particles(self.engine)
         depth = move + planner.horizon if planner.horizon is not None else planner.depth
-        if move >= depth or depth > self.moves:
+        if move >= depth or depth > self.moves or (planner.endgame is not None and move >= planner.endgame):
             depth = self.moves + 1  # to the end of the game
         setting = setting_from_particles(
             self.loaded, particles, own_reaches, move, depth, "induced", planner.engine, planner.below_leaves

@@ -9,6 +9,7 @@
     PKEY   := k (particle draws per sample, default 16)
               | leaves (oracle, zero, rollout or PATH.ckpt; default oracle)
               | depth | horizon (the trunk leaves this many moves below each solve's root, instead of depth)
+              | endgame (solves from this move on go to the end of the game)
               | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
               | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD on the subgame)
     MKEY   := k (belief samples per decision, default 10) | eta (step size, default 50) | alpha (the magnet's
@@ -65,7 +66,19 @@ from pvf.solvers.trunk_solver import Trunk
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
-PARTICLE_KEYS = ("k", "leaves", "depth", "horizon", "iterations", "min_live", "explore", "engine", "replan", "solver")
+PARTICLE_KEYS = (
+    "k",
+    "leaves",
+    "depth",
+    "horizon",
+    "endgame",
+    "iterations",
+    "min_live",
+    "explore",
+    "engine",
+    "replan",
+    "solver",
+)
 MMDS_KEYS = ("k", "eta", "alpha", "draws")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
 ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
@@ -103,6 +116,7 @@ class ParticleAgentSpec:
     leaves: str = "oracle"
     depth: int | None = None
     horizon: int | None = None
+    endgame: int | None = None
     iterations: int = 100
     min_live: int = 1
     explore: float = 0.01
@@ -115,6 +129,7 @@ class ParticleAgentSpec:
         """The spec written out in full (for tables and JSON)."""
         depth = "" if self.depth is None else f",depth={self.depth}"
         depth += "" if self.horizon is None else f",horizon={self.horizon}"
+        depth += "" if self.endgame is None else f",endgame={self.endgame}"
         return (
             f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
             f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
@@ -168,7 +183,7 @@ def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec | MMDSearchSpec:
 def _parse_particles(text: str) -> ParticleAgentSpec:
     fields = _fields(text, "particles", PARTICLE_KEYS)
     values: dict = {}
-    for key in ("k", "depth", "horizon", "iterations", "min_live"):
+    for key in ("k", "depth", "horizon", "endgame", "iterations", "min_live"):
         if key in fields:
             values[key] = _integer(text, key, fields[key])
     if "depth" in values and "horizon" in values:
@@ -218,8 +233,8 @@ def _integer(text: str, key: str, value: str) -> int:
         number = int(value)
     except ValueError:
         raise PvfError(f"agent {text!r}: {key} takes an integer, got {value!r}") from None
-    if number < (0 if key in ("depth", "min_live") else 1):
-        need = "non-negative" if key in ("depth", "min_live") else "positive"
+    if number < (0 if key in ("depth", "endgame", "min_live") else 1):
+        need = "non-negative" if key in ("depth", "endgame", "min_live") else "positive"
         raise PvfError(f"agent {text!r}: {key} must be {need}")
     return number
 
@@ -298,6 +313,7 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         depth=depth,
         leaves=leaves,
         horizon=spec.horizon,
+        endgame=spec.endgame,
         below_leaves=spec.leaves == "oracle",
         game_root=game_root,
         iterations=spec.iterations,
