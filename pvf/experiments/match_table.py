@@ -5,7 +5,10 @@ opponent SPEC or an OpenSpiel bot, `random`, `ismcts[:sims=N]`, `mcts`):
   1. the games of the match, seats swapped every game, each reproducible on
      its own (`pvf.agents.matches`), every result appended to
      `<out>-games.csv` as soon as the game ends: a rerun plays only the
-     games missing (resumable; a larger `--games` extends the matches);
+     games missing (resumable; a larger `--games` extends the matches).
+     Runs of different pairings may share the log at once; a pairing being
+     played by another process is refused (a lock per pairing beside the
+     log), so no game is played twice;
   2. one row per pairing in `<out>-games.csv`, with all its games there
      (`agent, opponent, games, mean_return, ci95, seconds_per_move`;
      mean_return is the agent's mean return per game, ci95 the half-width
@@ -22,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -32,6 +37,7 @@ from pvf.agents.matches import GameResult, agent_bots, opponent_bots, play_games
 from pvf.agents.spec import parse_agent
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
+from pvf.outputs import output_lock
 from pvf.results import write_csv
 
 COLUMNS = ("agent", "opponent", "games", "mean_return", "ci95", "seconds_per_move")
@@ -56,19 +62,34 @@ def logged(log: Path) -> dict[tuple[str, str], list[GameResult]]:
     return {key: [games[i] for i in sorted(games)] for key, games in pairings.items()}
 
 
+def pairing_lock(log: Path, agent: str, opponent: str) -> Path:
+    """What `output_lock` holds while a process plays `agent` against `opponent` into `log` (a hidden file)."""
+    return log.with_name(f".{log.stem}-{hashlib.sha256(f'{agent}@{opponent}'.encode()).hexdigest()[:12]}")
+
+
 def play_pairing(
     loaded: LoadedGame, agent: str, opponent: str, games: int, seed: int, log: Path, progress: bool = True
 ) -> list[GameResult]:
     """Games 0..games-1 of `agent` against `opponent`, those in `log` read back, the others played and appended."""
     done = {r.index: r for r in logged(log).get((agent, opponent), [])}
     missing = [i for i in range(games) if i not in done]
-    if missing:
+    if not missing:
+        return [done[i] for i in range(games)]
+    lock = ExitStack()
+    try:
+        lock.enter_context(output_lock(pairing_lock(log, agent, opponent)))
+    except PvfError:
+        raise PvfError(
+            f"{agent} vs {opponent} is being played into {log} by another process; wait for it, or stop it and rerun"
+        ) from None
+    with lock:
+        done = {r.index: r for r in logged(log).get((agent, opponent), [])}  # what a run before the lock added
+        missing = [i for i in range(games) if i not in done]
         agents = agent_bots(parse_agent(agent), loaded, seed)
         opponents = opponent_bots(opponent, loaded, seed)
-        new = not log.exists()
         with log.open("a", newline="") as f:
             writer = csv.writer(f)
-            if new:
+            if f.tell() == 0:
                 writer.writerow(GAME_COLUMNS)
             results = play_games(loaded, agents, opponents, missing, seed)
             label = f"{agent} vs {opponent}"

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import csv
 
-from pvf.experiments.match_table import main, play_pairing
+import pytest
+
+from pvf.errors import PvfError
+from pvf.experiments.match_table import main, pairing_lock, play_pairing
 from pvf.games.loading import load_game
+from pvf.outputs import output_lock
 
 AGENT = "particles:k=4,leaves=rollout,horizon=1"
 
@@ -51,3 +55,24 @@ def test_a_resumed_match_plays_the_games_an_uninterrupted_one_plays(tmp_path):
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["opponent"], r["games"]) for r in rows] == [("random", "4"), ("ismcts:sims=20", "2")]  # kept
+
+
+def test_a_pairing_played_elsewhere_is_refused_and_others_share_the_log(tmp_path):
+    """While another process plays a pairing into the log (its lock held), the same pairing is refused with one line
+    and nothing written; another pairing plays into the same log meanwhile, its header written once."""
+    loaded, log = load_game("goofspiel4"), tmp_path / "games.csv"
+    with output_lock(pairing_lock(log, AGENT, "random")):
+        with pytest.raises(PvfError, match="is being played into .* by another process; wait for it"):
+            play_pairing(loaded, AGENT, "random", 2, 0, log, progress=False)
+        assert not log.exists()
+        play_pairing(loaded, AGENT, "ismcts:sims=20", 2, 0, log, progress=False)
+    play_pairing(loaded, AGENT, "random", 2, 0, log, progress=False)
+    with open(log, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["opponent"], r["index"]) for r in rows] == [
+        ("ismcts:sims=20", "0"),
+        ("ismcts:sims=20", "1"),
+        ("random", "0"),
+        ("random", "1"),
+    ]
+    assert not list(tmp_path.glob(".*"))  # the locks are gone
