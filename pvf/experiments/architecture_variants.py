@@ -1,0 +1,136 @@
+"""A network's config with some arguments changed, trained by the recipe as one ensemble, judged in the trunk.
+
+    python -m pvf.experiments.architecture_variants FILE.h5 --architecture particle --set basis_dim=48 \\
+        [--seeds 5] [--max-steps 16384] [--out DIR] [--json]
+
+`pvf reproduce quality` trains each architecture with the sizes of its
+`configs/model/<name>.yaml`. This asks what a change of those arguments
+does, everything else the recipe's:
+  1. the arguments of `configs/model/<architecture>.yaml`, with each
+     `--set KEY=VALUE` replacing one (a value is read as YAML: 48, 0.5,
+     concatenation, null); an unknown key is refused;
+  2. seeds 0..S−1 trained on FILE (a `pvf generate` file, on its own
+     target column) as one ensemble (`pvf.trainers.ensemble_training`),
+     each holding out its own share of the trunk strategies, Adam with
+     configs/train.yaml's rate cosine-annealed to 0, batch 64;
+  3. each member's trunk exploitability (NashConv, 100 trunk CFR+
+     iterations) and validation loss at the last step, where the recipe's
+     checkpoint is on Leduc (every chosen checkpoint there was the last),
+     printed as mean ± std over the seeds, with each member's figures.
+The members go to DIR (default runs/variants/<architecture>-<changes>);
+a rerun with the same DIR resumes the ensemble from its saved state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from pvf.datasets.layout import DataLayout
+from pvf.errors import PvfError
+from pvf.experiments.reproduce import training_options
+from pvf.trainers.ensemble_training import train_ensemble
+from pvf.valuefn.registry import ARCHITECTURES
+
+
+def changed_options(architecture: str, changes: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the trainer's options, the changes {key: value}) for `configs/model/<architecture>.yaml` with `changes`
+    ("KEY=VALUE", VALUE read as YAML) applied; a PvfError for a malformed change or a key the config lacks."""
+    options = training_options(architecture)
+    applied: dict[str, Any] = {}
+    for change in changes:
+        key, sep, text = change.partition("=")
+        if not sep or not key:
+            raise PvfError(f"--set takes KEY=VALUE, got {change!r}")
+        if key not in options or key in ("lr", "val_fraction"):
+            known = ", ".join(k for k in options if k not in ("lr", "val_fraction"))
+            raise PvfError(f"--set {key}: configs/model/{architecture}.yaml has no argument {key!r} (it has {known})")
+        applied[key] = yaml.safe_load(text)
+    return {**options, **applied}, applied
+
+
+def run_variant(
+    data: Path, architecture: str, changes: list[str], seeds: int, max_steps: int, out: Path, batch_size: int = 64
+) -> dict[str, Any]:
+    """Steps 1–3 of the module docstring; the summary as a dict."""
+    options, applied = changed_options(architecture, changes)
+    target = DataLayout.from_file(data).target  # the file's own column
+    out.mkdir(parents=True, exist_ok=True)
+    members = list(range(seeds))
+    start = time.perf_counter()
+    runs = train_ensemble(
+        [data] * seeds,
+        architecture,
+        [out / f"seed{s}.ckpt" for s in members],
+        members,
+        max_steps,
+        max_steps,
+        100,
+        batch_size,
+        "cpu",
+        out / "ensemble.state.pt",
+        target=target,
+        lr_schedule="cosine",
+        chosen=[out / f"seed{s}-lowest-val-loss.ckpt" for s in members],  # validates at the measurement
+        **options,
+    )
+    last = [run.history[-1] for run in runs]
+    exploitability = [float(row["trunk_exploitability"]) for row in last]
+    return {
+        "data": str(data),
+        "architecture": architecture,
+        "changes": applied,
+        "target": target,
+        "seeds": seeds,
+        "max_steps": max_steps,
+        "trunk_exploitability": exploitability,
+        "val_loss": [float(row["val_loss"]) for row in last],
+        "mean": float(np.mean(exploitability)),
+        "std": float(np.std(exploitability)),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="a PBS file of `pvf generate`")
+    parser.add_argument("--architecture", default="particle", choices=sorted(ARCHITECTURES))
+    parser.add_argument("--set", dest="changes", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--seeds", type=int, default=5, help="members, seeds 0..S-1 (default 5)")
+    parser.add_argument("--max-steps", type=int, default=16384, help="training steps (default 16384)")
+    parser.add_argument("--out", type=Path, default=None, help="where the members go")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    if args.seeds < 1 or args.max_steps < 1:
+        raise PvfError("--seeds and --max-steps must be positive")
+    if not args.data.is_file():
+        raise PvfError(f"{args.data}: no such file; make one with pvf generate")
+    name = "-".join([args.architecture, *(c.replace("=", "") for c in args.changes)])
+    summary = run_variant(
+        args.data, args.architecture, args.changes, args.seeds, args.max_steps, args.out or Path("runs/variants") / name
+    )
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{args.architecture} {summary['changes'] or '(as configured)'}: trunk exploitability "
+            f"{summary['mean']:.4f} ± {summary['std']:.4f} over {args.seeds} seeds at step {args.max_steps} "
+            f"(each {', '.join(f'{x:.4f}' for x in summary['trunk_exploitability'])}; validation loss "
+            f"{', '.join(f'{x:.2e}' for x in summary['val_loss'])}); {summary['seconds']:.0f} s"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except PvfError as exc:
+        print(f"architecture_variants: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
