@@ -6,13 +6,14 @@
 `pvf reproduce quality` trains each architecture with the sizes of its
 `configs/model/<name>.yaml`. This asks what a change of those arguments
 does, everything else the recipe's:
-  1. the arguments of `configs/model/<architecture>.yaml`, with each
-     `--set KEY=VALUE` replacing one (a value is read as YAML: 48, 0.5,
-     concatenation, null); an unknown key is refused;
+  1. the arguments of `configs/model/<architecture>.yaml` and Adam's rate
+     `lr` of configs/train.yaml, with each `--set KEY=VALUE` replacing one
+     (a value is read as YAML: 48, 3e-4, concatenation, null); an unknown
+     key is refused;
   2. seeds 0..S−1 trained on FILE (a `pvf generate` file, on its own
      target column) as one ensemble (`pvf.trainers.ensemble_training`),
-     each holding out its own share of the trunk strategies, Adam with
-     configs/train.yaml's rate cosine-annealed to 0, batch 64;
+     each holding out its own share of the trunk strategies, Adam's rate
+     cosine-annealed to 0, batch 64;
   3. each member's trunk exploitability (NashConv, 100 trunk CFR+
      iterations) and validation loss at the last step, where the recipe's
      checkpoint is on Leduc (every chosen checkpoint there was the last),
@@ -49,11 +50,22 @@ def changed_options(architecture: str, changes: list[str]) -> tuple[dict[str, An
         key, sep, text = change.partition("=")
         if not sep or not key:
             raise PvfError(f"--set takes KEY=VALUE, got {change!r}")
-        if key not in options or key in ("lr", "val_fraction"):
-            known = ", ".join(k for k in options if k not in ("lr", "val_fraction"))
+        if key not in options or key == "val_fraction":
+            known = ", ".join(k for k in options if k != "val_fraction")
             raise PvfError(f"--set {key}: configs/model/{architecture}.yaml has no argument {key!r} (it has {known})")
-        applied[key] = yaml.safe_load(text)
+        applied[key] = _value(text)
     return {**options, **applied}, applied
+
+
+def _value(text: str) -> Any:
+    """A YAML value, with numbers such as 3e-4 that YAML 1.1 reads as strings read as floats."""
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
 
 
 def run_variant(

@@ -16,7 +16,12 @@ def test_a_changed_argument_reaches_the_net_and_an_unchanged_one_changes_nothing
     assert same["val_loss"] == plain["val_loss"]
     assert load_value_function(tmp_path / "wide" / "seed1.ckpt").net.change_basis[-1].out_features == 7
     assert changed_options("particle", ["output=concatenation"])[1] == {"output": "concatenation"}
-    for bad, message in [("width=3", "has no argument 'width'"), ("basis_dim", "KEY=VALUE"), ("lr=1", "no argument")]:
+    assert changed_options("particle", ["lr=3e-4"])[0]["lr"] == 3e-4
+    for bad, message in [
+        ("width=3", "has no argument 'width'"),
+        ("basis_dim", "KEY=VALUE"),
+        ("val_fraction=0.5", "no argument"),
+    ]:
         with pytest.raises(PvfError, match=message):
             changed_options("particle", [bad])
     with pytest.raises(PvfError, match="no such file"):
