@@ -31,7 +31,7 @@ import pyspiel
 
 from pvf.agents.resolving import agent_policy
 from pvf.agents.spec import AgentSpec, make_planner, parse_agent
-from pvf.errors import PvfError
+from pvf.errors import PvfError, run_module
 from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.results import write_csv
 from pvf.solvers.tabular import to_openspiel
@@ -108,4 +108,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_module(main, "python -m pvf.experiments.agent_attribution")

@@ -35,6 +35,7 @@ from matplotlib.figure import Figure
 from pvf.agents.particle_agent import particle_policy
 from pvf.agents.resolving import agent_policy
 from pvf.agents.spec import ParticleAgentSpec, make_particle_planner, make_planner, parse_agent
+from pvf.errors import run_module
 from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.results import write_csv
 from pvf.solvers.best_response import nash_conv
@@ -245,4 +246,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_module(main, "python -m pvf.experiments.agent_table")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import numpy as np
 import yaml
 
 from pvf.datasets.layout import DataLayout
-from pvf.errors import PvfError
+from pvf.errors import PvfError, run_module
 from pvf.experiments.reproduce import training_options
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.valuefn.registry import ARCHITECTURES
@@ -141,8 +140,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except PvfError as exc:
-        print(f"architecture_variants: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run_module(main, "python -m pvf.experiments.architecture_variants")

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from pvf.agents.matches import GameResult, agent_bots, opponent_bots, play_games, summary
 from pvf.agents.spec import parse_agent
-from pvf.errors import PvfError
+from pvf.errors import PvfError, run_module
 from pvf.games.loading import LoadedGame, load_game
 from pvf.outputs import output_lock
 from pvf.results import write_csv
@@ -153,4 +153,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_module(main, "python -m pvf.experiments.match_table")

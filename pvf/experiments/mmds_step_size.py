@@ -30,6 +30,7 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import exploitability
 
 from pvf.agents.mmd_search import mmd_search, search_policy
+from pvf.errors import run_module
 from pvf.games.public_tree import build_public_tree
 from pvf.results import write_csv
 from pvf.solvers.tabular import to_openspiel
@@ -109,4 +110,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_module(main, "python -m pvf.experiments.mmds_step_size")

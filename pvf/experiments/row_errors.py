@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ import numpy as np
 import torch
 
 from pvf.datasets.reader import PBSDataset
-from pvf.errors import PvfError
+from pvf.errors import PvfError, run_module
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.valuefn.encoding import normalized_rows
@@ -139,8 +138,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except PvfError as exc:
-        print(f"row_errors: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run_module(main, "python -m pvf.experiments.row_errors")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvf.datasets.sampling import SamplingConfig
-from pvf.errors import PvfError
+from pvf.errors import PvfError, run_module
 from pvf.experiments.induced_targets import induced_pbs_evaluator
 from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
@@ -218,4 +218,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_module(main, "python -m pvf.experiments.target_quality")
