@@ -1,7 +1,7 @@
 """A network's config with some arguments changed, trained by the recipe as one ensemble, judged in the trunk.
 
     python -m pvf.experiments.architecture_variants FILE.h5 --architecture particle --set basis_dim=48 \\
-        [--seeds 5] [--max-steps 16384] [--out DIR] [--json]
+        [--seeds 5] [--max-steps 16384] [--batch-size 64] [--out DIR] [--json]
 
 `pvf reproduce quality` trains each architecture with the sizes of its
 `configs/model/<name>.yaml`. This asks what a change of those arguments
@@ -13,12 +13,12 @@ does, everything else the recipe's:
   2. seeds 0..S−1 trained on FILE (a `pvf generate` file, on its own
      target column) as one ensemble (`pvf.trainers.ensemble_training`),
      each holding out its own share of the trunk strategies, Adam's rate
-     cosine-annealed to 0, batch 64;
+     cosine-annealed to 0, batch 64 PBSs unless `--batch-size`;
   3. each member's trunk exploitability (NashConv, 100 trunk CFR+
      iterations) and validation loss at the last step, where the recipe's
      checkpoint is on Leduc (every chosen checkpoint there was the last),
      printed as mean ± std over the seeds, with each member's figures.
-The members go to DIR (default runs/variants/<architecture>-<changes>);
+The members go to DIR (default runs/variants/<architecture>-<changes>-b<batch>);
 a rerun with the same DIR resumes the ensemble from its saved state.
 """
 
@@ -101,6 +101,7 @@ def run_variant(
         "target": target,
         "seeds": seeds,
         "max_steps": max_steps,
+        "batch_size": batch_size,
         "trunk_exploitability": exploitability,
         "val_loss": [float(row["val_loss"]) for row in last],
         "mean": float(np.mean(exploitability)),
@@ -116,17 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="changes", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--seeds", type=int, default=5, help="members, seeds 0..S-1 (default 5)")
     parser.add_argument("--max-steps", type=int, default=16384, help="training steps (default 16384)")
+    parser.add_argument("--batch-size", type=int, default=64, help="PBSs per step and member (default 64)")
     parser.add_argument("--out", type=Path, default=None, help="where the members go")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.max_steps < 1:
-        raise PvfError("--seeds and --max-steps must be positive")
+    if min(args.seeds, args.max_steps, args.batch_size) < 1:
+        raise PvfError("--seeds, --max-steps and --batch-size must be positive")
     if not args.data.is_file():
         raise PvfError(f"{args.data}: no such file; make one with pvf generate")
-    name = "-".join([args.architecture, *(c.replace("=", "") for c in args.changes)])
-    summary = run_variant(
-        args.data, args.architecture, args.changes, args.seeds, args.max_steps, args.out or Path("runs/variants") / name
-    )
+    name = "-".join([args.architecture, *(c.replace("=", "") for c in args.changes), f"b{args.batch_size}"])
+    out = args.out or Path("runs/variants") / name
+    summary = run_variant(args.data, args.architecture, args.changes, args.seeds, args.max_steps, out, args.batch_size)
     if args.json:
         print(json.dumps(summary))
     else:
