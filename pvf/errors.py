@@ -9,8 +9,6 @@ its arguments where they enter (`check_argument`): a wrong type is a
 """
 
 import sys
-from collections.abc import Callable
-from typing import NoReturn
 
 
 class PvfError(Exception):
@@ -21,17 +19,6 @@ def say_on_stderr(line: str) -> None:
     """`line` on stderr in one write, whole even while worker processes write to the same stream."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
-
-
-def run_module(main: Callable[[], int], prog: str) -> NoReturn:
-    """Exit with `main()`'s status, or print a `PvfError` on one line (`prog: error: ...`) and exit with 2: the
-    `pvf` command's rule for `python -m pvf.experiments.<module>` scripts."""
-    try:
-        status = main()
-    except PvfError as exc:
-        say_on_stderr(f"{prog}: error: {exc}")
-        raise SystemExit(2) from None
-    raise SystemExit(status)
 
 
 class TooManyHistories(PvfError):

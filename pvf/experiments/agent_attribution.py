@@ -31,8 +31,9 @@ import pyspiel
 
 from pvf.agents.resolving import agent_policy
 from pvf.agents.spec import AgentSpec, make_planner, parse_agent
-from pvf.errors import PvfError, run_module
+from pvf.errors import PvfError
 from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.module_main import run_module
 from pvf.results import write_csv
 from pvf.solvers.tabular import to_openspiel
 

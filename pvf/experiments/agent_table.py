@@ -35,8 +35,8 @@ from matplotlib.figure import Figure
 from pvf.agents.particle_agent import particle_policy
 from pvf.agents.resolving import agent_policy
 from pvf.agents.spec import ParticleAgentSpec, make_particle_planner, make_planner, parse_agent
-from pvf.errors import run_module
 from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.module_main import run_module
 from pvf.results import write_csv
 from pvf.solvers.best_response import nash_conv
 from pvf.solvers.cfr_plus import cfr_plus

@@ -34,8 +34,9 @@ import numpy as np
 import yaml
 
 from pvf.datasets.layout import DataLayout
-from pvf.errors import PvfError, run_module
+from pvf.errors import PvfError
 from pvf.experiments.reproduce import training_options
+from pvf.module_main import run_module
 from pvf.trainers.ensemble_training import train_ensemble
 from pvf.valuefn.registry import ARCHITECTURES
 

@@ -35,8 +35,9 @@ from tqdm import tqdm
 
 from pvf.agents.matches import GameResult, agent_bots, opponent_bots, play_games, summary
 from pvf.agents.spec import parse_agent
-from pvf.errors import PvfError, run_module
+from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame, load_game
+from pvf.module_main import run_module
 from pvf.outputs import output_lock
 from pvf.results import write_csv
 

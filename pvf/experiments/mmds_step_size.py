@@ -30,8 +30,8 @@ from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import exploitability
 
 from pvf.agents.mmd_search import mmd_search, search_policy
-from pvf.errors import run_module
 from pvf.games.public_tree import build_public_tree
+from pvf.module_main import run_module
 from pvf.results import write_csv
 from pvf.solvers.tabular import to_openspiel
 

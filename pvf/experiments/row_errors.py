@@ -26,7 +26,8 @@ import numpy as np
 import torch
 
 from pvf.datasets.reader import PBSDataset
-from pvf.errors import PvfError, run_module
+from pvf.errors import PvfError
+from pvf.module_main import run_module
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.valuefn.encoding import normalized_rows

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pvf.datasets.sampling import SamplingConfig
-from pvf.errors import PvfError, run_module
+from pvf.errors import PvfError
 from pvf.experiments.induced_targets import induced_pbs_evaluator
 from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
@@ -42,6 +42,7 @@ from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
+from pvf.module_main import run_module
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.solvers.trunk_solver import Trunk
 
