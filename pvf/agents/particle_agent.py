@@ -81,8 +81,8 @@ class ParticlePlanner:
         public sample never does, the unbiased filter; the sample of the agent's infostate always keeps one).
     depth: move number of the trunk leaves; a move at or beyond it is solved to the end of the game.
     horizon: instead, the trunk leaves lie this many moves below each solve's root move (None: `depth`).
-    endgame: solves at this move or later go to the end of the game, whatever the depth limit (the endgame's
-        particle subgame is small: Goofspiel-13 from move 9 holds about 10,000 histories at K = 16); None: never.
+    endgame: solves at this move or later go to the end of the game, whatever the depth limit (where the endgame's
+        particle subgame is small: in Goofspiel-13 at K = 16 from move 9, not 8); None: never.
     leaves: the leaf evaluator of a setting's sparse trunk (unused where a solve reaches the end).
     below_leaves: the particle tree holds the game below the trunk's leaves (the exact oracle solves it);
         False: it stops at the depth limit.
