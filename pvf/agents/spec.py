@@ -233,9 +233,9 @@ def _integer(text: str, key: str, value: str) -> int:
         number = int(value)
     except ValueError:
         raise PvfError(f"agent {text!r}: {key} takes an integer, got {value!r}") from None
-    if number < (0 if key in ("depth", "endgame", "min_live") else 1):
-        need = "non-negative" if key in ("depth", "endgame", "min_live") else "positive"
-        raise PvfError(f"agent {text!r}: {key} must be {need}")
+    zero_allowed = key in ("depth", "endgame", "min_live")
+    if number < (0 if zero_allowed else 1):
+        raise PvfError(f"agent {text!r}: {key} must be {'non-negative' if zero_allowed else 'positive'}")
     return number
 
 

@@ -66,10 +66,10 @@ class LazyTrunkStrategy:
         self.config = config
         self._cache: dict[str, np.ndarray] = {}
         # SeedSequence(seed, spawn_key=(trunk_id, *key)) assembles the entropy seed words, zero-padded to its
-        # pool size, then the spawn key's words; the key's four words are written into the last four per string.
+        # pool size, then the spawn key's words (these prefix words as bytes); each string's four key words follow.
         run = _words(self.seed)
         run += [0] * (np.random.SeedSequence(0).pool_size - len(run))
-        self._entropy = np.array(run + _words(self.trunk_id), dtype="<u4").tobytes()
+        self._prefix = np.array(run + _words(self.trunk_id), dtype="<u4").tobytes()
         self._generator = ReseededGenerator()
 
     def __call__(self, info_string: str, num_actions: int) -> np.ndarray:
@@ -77,6 +77,6 @@ class LazyTrunkStrategy:
         probs = self._cache.get(info_string)
         if probs is None:
             key = hashlib.blake2b(info_string.encode(), digest_size=16).digest()
-            rng = self._generator.seeded(np.random.SeedSequence(np.frombuffer(self._entropy + key, "<u4")))
+            rng = self._generator.seeded(np.random.SeedSequence(np.frombuffer(self._prefix + key, "<u4")))
             probs = self._cache[info_string] = draw_mix(rng, num_actions, self.config)
         return probs

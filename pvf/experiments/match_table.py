@@ -72,9 +72,13 @@ def play_pairing(
     loaded: LoadedGame, agent: str, opponent: str, games: int, seed: int, log: Path, progress: bool = True
 ) -> list[GameResult]:
     """Games 0..games-1 of `agent` against `opponent`, those in `log` read back, the others played and appended."""
-    done = {r.index: r for r in logged(log).get((agent, opponent), [])}
-    missing = [i for i in range(games) if i not in done]
-    if not missing:
+
+    def read_back() -> tuple[dict[int, GameResult], list[int]]:
+        done = {r.index: r for r in logged(log).get((agent, opponent), [])}
+        return done, [i for i in range(games) if i not in done]
+
+    done, missing = read_back()
+    if not missing:  # nothing to play: no lock taken
         return [done[i] for i in range(games)]
     lock = ExitStack()
     try:
@@ -84,8 +88,7 @@ def play_pairing(
             f"{agent} vs {opponent} is being played into {log} by another process; wait for it, or stop it and rerun"
         ) from None
     with lock:
-        done = {r.index: r for r in logged(log).get((agent, opponent), [])}  # what a run before the lock added
-        missing = [i for i in range(games) if i not in done]
+        done, missing = read_back()  # with what a run before the lock added
         agents = agent_bots(parse_agent(agent), loaded, seed)
         opponents = opponent_bots(opponent, loaded, seed)
         with log.open("a", newline="") as f:
