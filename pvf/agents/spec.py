@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pvf.agents.matches import OPENSPIEL_BOTS
 from pvf.agents.particle_agent import LeafFactory, ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
@@ -157,6 +158,11 @@ def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec | MMDSearchSpec:
     """The `AgentSpec`, `ParticleAgentSpec` or `MMDSearchSpec` of a SPEC string (module docstring); a one-line
     `PvfError` naming what is wrong."""
     text = text.strip()
+    if text.partition(":")[0] in OPENSPIEL_BOTS:
+        raise PvfError(
+            f"agent {text!r} is an OpenSpiel bot: it plays only as the opponent (--opponent, or after '@' in a "
+            "pairing); the agent is resolve[:...], particles[:...] or mmds[:...]"
+        )
     if text == "mmds" or text.startswith("mmds:"):
         return _parse_mmds(text)
     if text == "particles" or text.startswith("particles:"):

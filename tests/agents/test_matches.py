@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from pvf.agents.spec import parse_agent
 from pvf.errors import PvfError
 from pvf.experiments.match_table import main, pairing_lock, play_pairing
 from pvf.games.loading import load_game
@@ -76,3 +77,9 @@ def test_a_pairing_played_elsewhere_is_refused_and_others_share_the_log(tmp_path
         ("random", "1"),
     ]
     assert not list(tmp_path.glob(".*"))  # the locks are gone
+
+
+def test_an_openspiel_bot_named_as_the_agent_is_refused_with_where_it_belongs():
+    for bot in ("ismcts", "ismcts:sims=50", "random", "mcts", "human"):
+        with pytest.raises(PvfError, match="is an OpenSpiel bot: it plays only as the opponent"):
+            parse_agent(bot)
