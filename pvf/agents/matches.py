@@ -24,6 +24,7 @@ import numpy as np
 import pyspiel
 
 from pvf.agents.bot import SeatBot
+from pvf.agents.spec import OPENSPIEL_BOTS
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import PublicTree, build_public_tree
@@ -31,7 +32,6 @@ from pvf.games.public_tree import PublicTree, build_public_tree
 if TYPE_CHECKING:
     from pvf.agents.spec import AgentSpec, MMDSearchSpec, ParticleAgentSpec
 
-OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")
 ISMCTS_SIMULATIONS = 1000
 MCTS_SIMULATIONS = 1000
 

@@ -42,7 +42,6 @@ from pathlib import Path
 
 import numpy as np
 
-from pvf.agents.matches import OPENSPIEL_BOTS
 from pvf.agents.particle_agent import LeafFactory, ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
@@ -66,6 +65,7 @@ from pvf.solvers.sparse_trunks import SparseSetting
 from pvf.solvers.trunk_solver import Trunk
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
+OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")  # opponents only (`pvf.agents.matches`)
 KEYS = ("leaves", "depth", "iterations", "solver", "gadget", "replan")
 PARTICLE_KEYS = (
     "k",
