@@ -61,6 +61,7 @@ class ParticleVF(ConfigurableModule):
         projection_hidden_multiplier: float = 1.0,
         projection_hidden_width: int | None = None,
         reach_output: bool = False,
+        norm: bool = False,
     ) -> None:
         super().__init__()
         if output not in OUTPUTS:
@@ -81,11 +82,12 @@ class ParticleVF(ConfigurableModule):
             "projection_hidden_multiplier": projection_hidden_multiplier,
             "projection_hidden_width": projection_hidden_width,
             "reach_output": reach_output,
+            "norm": norm,
         }
         self.reach_output = reach_output
         self.output = output
         self.change_basis = build_mlp(
-            feature_dim, basis_dim, basis_layers, basis_hidden_multiplier, basis_hidden_width, activation
+            feature_dim, basis_dim, basis_layers, basis_hidden_multiplier, basis_hidden_width, activation, norm
         )
         self.regression = build_mlp(
             basis_dim + public_dim,
@@ -94,6 +96,7 @@ class ParticleVF(ConfigurableModule):
             regression_hidden_multiplier,
             regression_hidden_width,
             activation,
+            norm,
         )
         self.projection_regression = (
             build_mlp(
@@ -103,6 +106,7 @@ class ParticleVF(ConfigurableModule):
                 projection_hidden_multiplier,
                 projection_hidden_width,
                 activation,
+                norm,
             )
             if output == "concatenation"
             else None

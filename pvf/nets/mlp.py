@@ -8,6 +8,9 @@
    `round(hidden_multiplier * in_dim)` (the paper's "5 x the input").
 3. The activation sits between Linear layers, never after the last one, so
    the output is unbounded (values are counterfactual values, any sign).
+4. With `norm=True` every hidden Linear layer is followed by a LayerNorm
+   (learned scale and shift) before its activation: `Linear, LayerNorm,
+   act, ..., Linear`.
 
 Two blocks built with the same arguments have identical `state_dict` keys,
 which is what lets Theorem 4 copy a positional net into a particle net.
@@ -53,8 +56,10 @@ def build_mlp(
     hidden_multiplier: float = 1.0,
     hidden_width: int | None = None,
     activation: str = "relu",
+    norm: bool = False,
 ) -> nn.Sequential:
-    """An MLP `[..., in_dim] -> [..., out_dim]` with `num_layers` Linear layers."""
+    """An MLP `[..., in_dim] -> [..., out_dim]` with `num_layers` Linear layers (and a LayerNorm after each hidden
+    one where `norm`)."""
     if num_layers < 1:
         raise ValueError(f"an MLP needs at least one layer, got num_layers={num_layers}")
     act = activation_class(activation)
@@ -63,6 +68,8 @@ def build_mlp(
     layers: list[nn.Module] = []
     for i, (d_in, d_out) in enumerate(zip(dims[:-1], dims[1:])):
         if i > 0:
+            if norm:
+                layers.append(nn.LayerNorm(d_in))
             layers.append(act())
         layers.append(nn.Linear(d_in, d_out))
     return nn.Sequential(*layers)

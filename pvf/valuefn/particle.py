@@ -97,6 +97,7 @@ class Particle(ParticleEncoding):
     the positional net (5 layers, width 5 × input). The authors' run: change
     basis 4 layers, regression 3 layers of width 3K. `output="concatenation"`
     is app. C's variant.
+    norm: a LayerNorm after every hidden layer of its MLPs (`pvf.nets.mlp.build_mlp`).
     reach_output: the net predicts each value per unit of the infostate's
         counterfactual reach and multiplies it back (`ParticleVF`, step 6);
         needs data with the reach input (`DataLayout.reach_feature`).
@@ -115,6 +116,7 @@ class Particle(ParticleEncoding):
     activation: str = "relu"
     output: str = "projection"
     reach_output: bool = False
+    norm: bool = False
 
     def build(self, layout: DataLayout) -> ParticleVF:
         if self.reach_output and not layout.reach_feature:
@@ -135,6 +137,7 @@ class Particle(ParticleEncoding):
             activation=self.activation,
             output=self.output,
             reach_output=self.reach_output,
+            norm=self.norm,
         )
 
 

@@ -25,9 +25,10 @@ def make_net(output: str = "projection", **kwargs) -> ParticleVF:
     return ParticleVF(F, FP, K, output=output, **kwargs).double()
 
 
+@pytest.mark.parametrize("norm", [False, True])
 @pytest.mark.parametrize("output", ["projection", "concatenation"])
-def test_permuting_particles_permutes_outputs(output):
-    net = make_net(output)
+def test_permuting_particles_permutes_outputs(output, norm):
+    net = make_net(output, norm=norm)
     beliefs, features, public, mask = make_inputs()
     perm = torch.randperm(N, generator=torch.Generator().manual_seed(3))
     out = net(beliefs, features, public, mask)
@@ -36,9 +37,10 @@ def test_permuting_particles_permutes_outputs(output):
     torch.testing.assert_close(out_perm, out[:, perm], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("norm", [False, True])
 @pytest.mark.parametrize("output", ["projection", "concatenation"])
-def test_padding_equals_smaller_set_and_padded_outputs_are_zero(output):
-    net = make_net(output)
+def test_padding_equals_smaller_set_and_padded_outputs_are_zero(output, norm):
+    net = make_net(output, norm=norm)
     beliefs, features, public, _ = make_inputs()
     keep = 4
     small = net(beliefs[:, :keep], features[:, :keep], public, torch.ones(B, keep, dtype=torch.bool))
@@ -125,6 +127,16 @@ def test_concatenation_projection_regression_layout():
     assert linear_shapes(net.projection_regression) == [(2 * K, 2 * K), (2 * K, 2 * K), (2 * K, 1)]
 
 
+def test_norm_puts_a_layer_norm_after_every_hidden_layer():
+    net = ParticleVF(F, FP, K, output="concatenation", norm=True)
+    for mlp in (net.change_basis, net.regression, net.projection_regression):
+        kinds = [type(m).__name__ for m in mlp]
+        assert kinds == ["Linear", "LayerNorm", "ReLU"] * (len(kinds) // 3) + ["Linear"]
+        norms = [m.normalized_shape[0] for m in mlp if isinstance(m, nn.LayerNorm)]
+        assert norms == [m.out_features for m in mlp if isinstance(m, nn.Linear)][:-1]
+    assert not any(isinstance(m, nn.LayerNorm) for m in ParticleVF(F, FP, K).modules())
+
+
 def test_unknown_output_rejected():
     with pytest.raises(ValueError, match="output"):
         ParticleVF(F, FP, K, output="sum")
@@ -132,7 +144,7 @@ def test_unknown_output_rejected():
 
 @pytest.mark.parametrize("output", ["projection", "concatenation"])
 def test_checkpoint_round_trip(tmp_path, output):
-    net = make_net(output, basis_hidden_width=9, activation="gelu")
+    net = make_net(output, basis_hidden_width=9, activation="gelu", norm=True)
     assert json.loads(json.dumps(net.config)) == net.config == net.hparams()
     path = tmp_path / "particle.pt"
     torch.save({"config": net.config, "state_dict": net.state_dict()}, path)
