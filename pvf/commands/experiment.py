@@ -217,14 +217,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     hiding.add_argument(
         "--games",
-        default="cmp,trade_comm,trade_comm_3_2,tiny_bridge",
-        help="comma-separated: cmp, trade_comm, trade_comm_3_2, tiny_bridge (default all)",
+        default="cmp,cmp_sampled,cmp_sampled_cf,trade_comm,trade_comm_3_2,tiny_bridge",
+        help="comma-separated: cmp, cmp_sampled, cmp_sampled_cf (sampled episodes), trade_comm, trade_comm_3_2, "
+        "tiny_bridge (default all)",
     )
     hiding.add_argument(
         "--runs",
         type=int,
         default=None,
-        help="runs per learner (default: cmp 1,000, trade_comm and trade_comm_3_2 100, tiny_bridge 50)",
+        help="runs per learner (default: the cmp games 1,000, trade_comm and trade_comm_3_2 100, tiny_bridge 50)",
     )
     hiding.add_argument(
         "--quick", action="store_true", help="a smoke run in seconds: 4 runs of 10 iterations per learner"

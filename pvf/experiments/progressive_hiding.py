@@ -15,6 +15,12 @@ For each game of `PROTOCOLS` and each learner (information map, penalty):
 
 Cooperative Matching Pennies follows the paper's section 6.2: penalty
 0.05, success = an outcome above 0.95 after 400 iterations ("episodes").
+The paper ran "a Monte-Carlo version of CFR" there: `cmp_sampled` and
+`cmp_sampled_cf` are the same two learners on one sampled episode per
+iteration (outcome sampling with OS-MCCFR's exploration 0.6, from uniform
+policies: the episodes break the symmetry), their regrets weighted as the
+paper's conditional expectations or as OS-MCCFR's counterfactual regrets
+(`pvf.solvers.progressive_hiding`).
 Trade Comm (m, n) = (2, 2) is OpenSpiel's `trade_comm(num_items=2)` (n
 items, as many utterances), from uniformly random initial policies as the
 paper's fig. 1, with its learner, FTRL with entropic regularisation; the
@@ -54,7 +60,8 @@ TINY_BRIDGE_PENALTY = 30.0
 class Protocol:
     """One game's experiment: its game string (`pvf.games.team_tree.load_team_game`), title, learners as
     name -> (information map, penalty), iterations, success threshold on the outcome, the initial policies'
-    `perturbation`, and the local learner every learner runs, "rm" or "ftrl" with step size `step` (see
+    `perturbation`, the local learner every learner runs, "rm" or "ftrl" with step size `step`, and its
+    iterations, full-width or sampled episodes with regrets weighted by `weight` (see
     `pvf.solvers.progressive_hiding`)."""
 
     game: str
@@ -65,12 +72,14 @@ class Protocol:
     perturbation: float
     local_learner: str = "rm"
     step: float = 1.0
+    sampling: str = "full"
+    weight: str = "conditional"
 
 
-def cfr_and_hiding(penalty: float) -> dict[str, tuple[str, float]]:
-    """The learners of every game: CFR (the original map, no penalty) and progressive hiding under the recall and
-    the cheated map with `penalty`."""
-    return {"CFR": ("original", 0.0), "PH recall": ("recall", penalty), "PH cheated": ("cheated", penalty)}
+def cfr_and_hiding(penalty: float, maps: tuple[str, ...] = ("recall", "cheated")) -> dict[str, tuple[str, float]]:
+    """The learners of every game: CFR (the original map, no penalty) and progressive hiding under each of `maps`
+    (default the recall and the cheated map) with `penalty`."""
+    return {"CFR": ("original", 0.0)} | {f"PH {info_map}": (info_map, penalty) for info_map in maps}
 
 
 def trade_comm_protocol(game: str, title: str) -> Protocol:
@@ -88,6 +97,25 @@ PROTOCOLS = {
         0.95,
         0.05,
     ),
+    "cmp_sampled": Protocol(
+        "cmp",
+        "CMP, sampled episodes, conditional regrets",
+        cfr_and_hiding(CMP_PENALTY, maps=("recall",)),
+        400,
+        0.95,
+        0.0,
+        sampling="outcome",
+    ),
+    "cmp_sampled_cf": Protocol(
+        "cmp",
+        "CMP, sampled episodes, counterfactual regrets",
+        cfr_and_hiding(CMP_PENALTY, maps=("recall",)),
+        400,
+        0.95,
+        0.0,
+        sampling="outcome",
+        weight="counterfactual",
+    ),
     "trade_comm": trade_comm_protocol("trade_comm(num_items=2)", "Trade Comm (m, n) = (2, 2)"),
     "trade_comm_3_2": trade_comm_protocol("trade_comm_mn(messages=3,items=2)", "Trade Comm (m, n) = (3, 2)"),
     "tiny_bridge": Protocol(
@@ -99,7 +127,14 @@ PROTOCOLS = {
         1.0,
     ),
 }
-DEFAULT_RUNS = {"cmp": 1000, "trade_comm": 100, "trade_comm_3_2": 100, "tiny_bridge": 50}
+DEFAULT_RUNS = {
+    "cmp": 1000,
+    "cmp_sampled": 1000,
+    "cmp_sampled_cf": 1000,
+    "trade_comm": 100,
+    "trade_comm_3_2": 100,
+    "tiny_bridge": 50,
+}
 QUICK_RUNS, QUICK_ITERATIONS = 4, 10
 
 
@@ -126,7 +161,17 @@ def run_game(
     rows = []
     for learner, (info_map, penalty) in protocol.learners.items():
         trace = progressive_hiding(
-            tree, info_map, penalty, horizon, runs, seed, protocol.perturbation, protocol.local_learner, protocol.step
+            tree,
+            info_map,
+            penalty,
+            horizon,
+            runs,
+            seed,
+            protocol.perturbation,
+            protocol.local_learner,
+            protocol.step,
+            protocol.sampling,
+            weight=protocol.weight,
         )
         best = np.maximum.accumulate(trace.outcome, axis=1)
         for t in range(horizon):
@@ -139,6 +184,8 @@ def run_game(
                     "penalty": penalty,
                     "local_learner": protocol.local_learner,
                     "step": step,
+                    "sampling": protocol.sampling,
+                    "weight": protocol.weight if protocol.sampling != "full" else None,
                     "runs": runs,
                     "iteration": t + 1,
                     "mean": float(outcome.mean()),
@@ -165,8 +212,12 @@ def final_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def plot(rows: Sequence[dict[str, Any]], path: str | Path) -> None:
     """Mean outcome (full) and its 10% quantile (dashed) against iterations, one panel per game."""
     games = list(dict.fromkeys(r["game"] for r in rows))
-    fig = Figure(figsize=(5 * len(games), 4), layout="constrained")
-    axes = fig.subplots(1, len(games), squeeze=False)[0]
+    columns = min(3, len(games))
+    lines = -(-len(games) // columns)
+    fig = Figure(figsize=(5 * columns, 4 * lines), layout="constrained")
+    axes = fig.subplots(lines, columns, squeeze=False).ravel()
+    for ax in axes[len(games) :]:
+        ax.set_visible(False)
     for ax, game in zip(axes, games):
         for i, learner in enumerate(dict.fromkeys(r["learner"] for r in rows if r["game"] == game)):
             mine = [r for r in rows if r["game"] == game and r["learner"] == learner]

@@ -13,7 +13,9 @@ The local no-regret learner at every relaxed key is one of `LEARNERS`:
     cumulative rewards) over its legal actions, a constant `step`.
 Both read one accumulator per key and action, the cumulative regrets: they
 differ from the cumulative rewards by a constant per key, which softmax
-ignores. Here every iteration is full-width, not sampled.
+ignores. An iteration is full-width (`sampling="full"`, steps 5-6 below)
+or one sampled episode per run (`sampling="outcome"`, "Sampled episodes"
+below).
 
 This runs on `pvf.games.team_tree.TeamTree`, not on pvf's public trees and
 sequence-form games: those are two-player zero-sum, per-player infostates,
@@ -46,6 +48,29 @@ afterwards); on the "original" map gamma = mu^t, the penalty vanishes and,
 with regret matching, it is CFR on the team game (each player an independent
 CFR learner).
 
+Sampled episodes (outcome sampling, Lanctot et al. 2009): steps 1-4 as
+above (the projection gamma and the penalties are the policy's, exact);
+then each run plays one episode z from the root, chance by its
+probabilities and every decision by q = (1 - explore) mu^t + explore
+uniform, and only the keys z visits learn. Walking z back up:
+W~(z) = r(z); at a decision node h where z took action a,
+W~(h) = -l(h) + (mu(h, a) / q(h, a)) W~(h.a), and
+Q~(h, d) = [d = a] W~(h.a) / q(h, a) - 2 lambda (mu^t(h) - gamma(h))_d,
+an unbiased estimate of step 5's Q(h, .) given that z reaches h (at chance
+nodes W~ passes up unchanged). Its key g = X~(h) adds w (Q~ - <mu^t(g), Q~>)
+to its regrets, where the weight w is
+  - "conditional" (default): 1, the paper's conditional expectation of
+    step 6 estimated from the one episode (self-normalised importance
+    sampling: for a key of one node, the estimate is unbiased given the
+    visit);
+  - "counterfactual": pi_-i(h) / q(h), the reach of h by chance and the
+    partner over the probability that the episode reaches h, so that the
+    expected update is the counterfactual regret pi_-i(h) (Q - <mu, Q>) of
+    OS-MCCFR (Lanctot et al.'s sampled counterfactual regret).
+The paper's Cooperative Matching Pennies runs "a Monte-Carlo version of
+CFR" for 400 episodes without saying which; docs/results/progressive-hiding.md
+compares both weights.
+
 Runs start from random policies: the first decision at every key is
 (1 - p) uniform + p times a Dirichlet(1) draw, p = `perturbation` (the same
 draws for both learners: the cumulative regrets start as that policy for
@@ -69,6 +94,9 @@ from pvf.games.team_tree import MAPS, TeamTree
 
 PERTURBATION = 1.0
 LEARNERS = ("rm", "ftrl")
+SAMPLINGS = ("full", "outcome")
+WEIGHTS = ("conditional", "counterfactual")
+EXPLORE = 0.6  # OS-MCCFR's exploration, OpenSpiel's outcome_sampling_mccfr default
 
 
 @dataclass(frozen=True)
@@ -89,7 +117,9 @@ class HidingTrace:
 
 class ProgressiveHiding:
     """`runs` independent runs of Algorithm 2 on `tree` under `info_map` with penalty `penalty` (lambda),
-    local learner `learner` (one of `LEARNERS`; `step` is FTRL's step size, unused by regret matching)."""
+    local learner `learner` (one of `LEARNERS`; `step` is FTRL's step size, unused by regret matching),
+    full-width iterations or one sampled episode per run and iteration (`sampling`, one of `SAMPLINGS`; then
+    `explore` and `weight`, one of `WEIGHTS`: module docstring)."""
 
     def __init__(
         self,
@@ -101,6 +131,9 @@ class ProgressiveHiding:
         perturbation: float = PERTURBATION,
         learner: str = "rm",
         step: float = 1.0,
+        sampling: str = "full",
+        explore: float = EXPLORE,
+        weight: str = "conditional",
     ):
         if info_map not in MAPS:
             raise PvfError(f"unknown information map {info_map!r}; choose one of {', '.join(MAPS)}")
@@ -110,6 +143,13 @@ class ProgressiveHiding:
             raise PvfError(f"unknown learner {learner!r}; choose one of {', '.join(LEARNERS)}")
         if not step > 0 or not np.isfinite(step):
             raise PvfError(f"the FTRL step must be a finite number > 0, got {step}")
+        if sampling not in SAMPLINGS:
+            raise PvfError(f"unknown sampling {sampling!r}; choose one of {', '.join(SAMPLINGS)}")
+        if not 0.0 <= explore <= 1.0:
+            raise PvfError(f"the exploration must be in [0, 1], got {explore}")
+        if weight not in WEIGHTS:
+            raise PvfError(f"unknown weight {weight!r}; choose one of {', '.join(WEIGHTS)}")
+        self.sampling, self.explore, self.weight = sampling, float(explore), weight
         self.tree, self.penalty, self.runs = tree, float(penalty), runs
         self.learner, self.step_size = learner, float(step)
         width = tree.width
@@ -125,6 +165,8 @@ class ProgressiveHiding:
         self.child = np.where(kids >= 0, kids, n)  # padding points at an extra zero column
         self.all_children = np.where(tree.children >= 0, tree.children, n)
         self.levels = [np.flatnonzero(tree.depth == lvl) for lvl in range(int(tree.depth.max()) + 1)]
+        self.decision_row = np.full(n, -1)  # node -> its row in `decisions`, -1 at chance and terminal nodes
+        self.decision_row[tree.decisions] = np.arange(len(tree.decisions))
         self.inner = [lvl[(tree.children[lvl] >= 0).any(axis=1)] for lvl in self.levels]
         rng = np.random.default_rng(seed)
         draw = rng.gamma(1.0, size=(runs, *self.key_legal.shape)) * self.key_legal
@@ -133,6 +175,7 @@ class ProgressiveHiding:
         if learner == "ftrl":
             start = np.log(np.where(self.key_legal, start, 1.0)) / self.step_size
         self.regrets = start  # [R, G, W]
+        self.rng = rng  # the episodes' draws follow the initial policies'
 
     def policy(self) -> np.ndarray:
         """mu^t per relaxed key, [R, G, W] (step 1)."""
@@ -184,6 +227,19 @@ class ProgressiveHiding:
         gamma = gamma_key[:, self.original]
         diff = (mu - gamma) * self.legal
         distance = (diff**2).sum(axis=2)  # [R, D]
+        if self.sampling == "full":
+            self.regrets += self.full_width_regrets(edge, mu_key, at, diff, distance)
+        else:
+            self.add_episode_regrets(mu, diff, distance)
+        terminal = reach[:, : len(tree.value)] @ tree.value
+        projected = self.reach(self.edges(gamma))[:, : len(tree.value)] @ tree.value
+        return projected, terminal, (at * distance).sum(axis=1), gamma_key
+
+    def full_width_regrets(
+        self, edge: np.ndarray, mu_key: np.ndarray, at: np.ndarray, diff: np.ndarray, distance: np.ndarray
+    ) -> np.ndarray:
+        """Steps 5-6, every history: the regret increments [R, G, W]."""
+        tree = self.tree
         values = np.zeros_like(edge)
         values[:, : len(tree.value)] = tree.value
         penalty = np.zeros_like(edge)
@@ -194,10 +250,67 @@ class ProgressiveHiding:
         q = values[:, self.child] - 2.0 * self.penalty * diff
         theta = self.group_mean(self.relaxed, self.to_relaxed, at, q)
         expected = (mu_key * theta).sum(axis=2, keepdims=True)
-        self.regrets += (theta - expected) * self.key_legal
-        terminal = reach[:, : len(tree.value)] @ tree.value
-        projected = self.reach(self.edges(gamma))[:, : len(tree.value)] @ tree.value
-        return projected, terminal, (at * distance).sum(axis=1), gamma_key
+        return (theta - expected) * self.key_legal
+
+    def episodes(self, mu: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]], np.ndarray]:
+        """One episode per run from the root (module docstring): (per step down, (the decision row of each run's
+        node, -1 at chance nodes and after the episode ended [R]; the child slot taken [R]; its probability under
+        q [R] and under mu^t [R], 1 at chance nodes), the terminal node each run reached [R])."""
+        tree, runs = self.tree, self.runs
+        rows = np.arange(runs)
+        node = np.zeros(runs, dtype=np.int64)
+        width = self.legal.shape[1]
+        steps = []
+        for _ in range(len(self.levels) - 1):
+            kids = tree.children[node]  # [R, C]
+            going = (kids >= 0).any(axis=1)
+            if not going.any():
+                break
+            row = self.decision_row[node]
+            decides = going & (row >= 0)
+            legal = self.legal[np.maximum(row, 0)]  # [R, W]
+            on_policy = mu[rows, np.maximum(row, 0)]  # [R, W]
+            behaviour = (1.0 - self.explore) * on_policy + self.explore * legal / legal.sum(axis=1, keepdims=True)
+            probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
+            probs[decides] = 0.0
+            probs[decides, :width] = behaviour[decides]
+            probs[~going] = 0.0
+            probs[~going, 0] = 1.0
+            cumulative = probs.cumsum(axis=1)
+            slot = (cumulative > self.rng.random(runs)[:, None] * cumulative[:, -1:]).argmax(axis=1)
+            at_slot = np.minimum(slot, width - 1)
+            q = np.where(decides, behaviour[rows, at_slot], 1.0)
+            p = np.where(decides, on_policy[rows, at_slot], 1.0)
+            steps.append((np.where(decides, row, -1), slot, q, p))
+            node = np.where(going, kids[rows, slot], node)
+        return steps, node
+
+    def add_episode_regrets(self, mu: np.ndarray, diff: np.ndarray, distance: np.ndarray) -> None:
+        """Steps 5-6 on one sampled episode per run: adds each visited key's weighted regrets."""
+        path, terminal = self.episodes(mu)
+        runs, rows = self.runs, np.arange(self.runs)
+        actor = self.tree.player
+        before = []  # pi_-i(h) / q(h) for each player i acting at h, per step down: [R, 2]
+        weight = np.ones((runs, 2))
+        for row, _, q, p in path:
+            before.append(weight.copy())
+            decides = row >= 0
+            mover = actor[np.maximum(row, 0)]
+            for player in (0, 1):
+                own = decides & (mover == player)
+                weight[:, player] *= np.where(own, 1.0 / q, np.where(decides, p / q, 1.0))
+        tail = self.tree.value[terminal].astype(float)  # W~ of the node below, [R]
+        for (row, slot, q, p), reach in zip(reversed(path), reversed(before)):
+            decides = row >= 0
+            d = np.maximum(row, 0)
+            q_tilde = -2.0 * self.penalty * diff[rows, d]  # [R, W]
+            q_tilde[rows, np.minimum(slot, q_tilde.shape[1] - 1)] += np.where(decides, tail / q, 0.0)
+            regret = (q_tilde - (mu[rows, d] * q_tilde).sum(axis=1, keepdims=True)) * self.legal[d]
+            if self.weight == "counterfactual":
+                regret *= reach[rows, actor[d]][:, None]
+            visited = np.flatnonzero(decides)
+            np.add.at(self.regrets, (visited, self.relaxed[d[visited]]), regret[visited])
+            tail = np.where(decides, -self.penalty * distance[rows, d] + p / q * tail, tail)
 
 
 def _membership(keys: np.ndarray, count: int) -> sparse.csr_matrix:
@@ -215,12 +328,18 @@ def progressive_hiding(
     perturbation: float = PERTURBATION,
     learner: str = "rm",
     step: float = 1.0,
+    sampling: str = "full",
+    explore: float = EXPLORE,
+    weight: str = "conditional",
 ) -> HidingTrace:
     """`runs` runs of `iterations` iterations of progressive hiding (module docstring), their learning curves;
-    `learner` "rm" (regret matching) or "ftrl" (entropic FTRL with step size `step`)."""
+    `learner` "rm" (regret matching) or "ftrl" (entropic FTRL with step size `step`); `sampling` "full" or
+    "outcome" (one episode per run and iteration, `explore` and `weight` as `ProgressiveHiding`'s)."""
     if iterations < 1 or runs < 1:
         raise PvfError(f"iterations and runs must be at least 1, got {iterations} and {runs}")
-    solver = ProgressiveHiding(tree, info_map, penalty, runs, seed, perturbation, learner, step)
+    solver = ProgressiveHiding(
+        tree, info_map, penalty, runs, seed, perturbation, learner, step, sampling, explore, weight
+    )
     outcome, relaxed, violation = (np.zeros((runs, iterations)) for _ in range(3))
     gamma = np.zeros(0)
     for t in range(iterations):

@@ -95,6 +95,15 @@ def test_cooperative_matching_pennies_cfr_never_succeeds_and_hiding_does():
     assert final["PH recall"]["success"] > 0.9
 
 
+def test_on_sampled_episodes_cfr_falls_into_pass_more_often_than_hiding():
+    """The paper's Monte-Carlo CMP from uniform policies (the episodes break the symmetry), with its conditional
+    regrets: CFR mostly ends passing (0.75) and succeeds far less often than progressive hiding (200 runs; 1,000
+    give 6.7% against 31.8%, docs/results/progressive-hiding.md)."""
+    final = {r["learner"]: r for r in final_rows(run_game("cmp_sampled", runs=200, seed=0))}
+    assert final["CFR"]["success"] < 0.15 < 0.2 < final["PH recall"]["success"] < 0.45
+    assert final["CFR"]["q10"] == pytest.approx(0.75, abs=1e-3)
+
+
 def _one_decision(rewards):
     """A team tree of one decision (player 0) whose actions end the game with payoffs `rewards`."""
     a = len(rewards)
@@ -152,3 +161,72 @@ def test_bad_arguments_are_one_line_errors(trade_comm):
         progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, learner="ftrl", step=0.0)
     with pytest.raises(PvfError, match="common-payoff"):
         build_team_tree("kuhn_poker")
+
+
+def _opponent_reach(tree: TeamTree, policy: np.ndarray) -> np.ndarray:
+    """[D] pi_-i(h): the probability of chance's and the partner's moves on the way to each decision node h
+    (i its actor), with every decision node playing `policy` [D, W]."""
+    row = {int(node): d for d, node in enumerate(tree.decisions)}
+    out = np.ones(len(tree.decisions))
+    for d, node in enumerate(tree.decisions):
+        child, up = int(node), int(tree.parent[node])
+        while up >= 0:
+            if up not in row:
+                out[d] *= tree.chance_prob[child]
+            elif tree.player[row[up]] != tree.player[d]:
+                out[d] *= policy[row[up], list(tree.children[up]).index(child)]
+            child, up = up, int(tree.parent[up])
+    return out
+
+
+@pytest.mark.parametrize("weight", ["conditional", "counterfactual"])
+def test_sampled_episodes_estimate_the_full_width_regrets(trade_comm, weight):
+    """From one start (a fixed random policy, the penalty active), the mean of 40,000 episodes' increments is
+    the full-width increment: given the visit of a key (conditional; Trade Comm's recall keys are single
+    histories) or times pi_-i(h) over all episodes (counterfactual, OS-MCCFR's expectation)."""
+    penalty, runs = 1.0, 40_000
+    full = ProgressiveHiding(trade_comm, "recall", penalty, runs=1, seed=2, perturbation=1.0)
+    sampled = ProgressiveHiding(
+        trade_comm, "recall", penalty, runs, seed=0, perturbation=0.0, sampling="outcome", weight=weight
+    )
+    sampled.regrets = np.repeat(full.regrets, runs, axis=0)  # every run starts where the full-width one does
+    start = sampled.regrets.copy()
+    policy = full.policy()[0][full.relaxed]  # [D, W]
+    expected = full.full_width_regrets(*_full_width_inputs(full))[0]  # [G, W]
+    episodes = sampled.episodes
+    visits = []
+    sampled.episodes = lambda mu: visits.append(episodes(mu)) or visits[-1]
+    sampled.step()
+    increments = sampled.regrets - start  # [R, G, W]
+    path, _ = visits[0]
+    visited = np.zeros((runs, len(expected)), dtype=bool)
+    for row, *_ in path:
+        hit = row >= 0
+        visited[np.flatnonzero(hit), full.relaxed[row[hit]]] = True
+    if weight == "counterfactual":
+        key_reach = np.zeros(len(expected))
+        key_reach[full.relaxed] = _opponent_reach(trade_comm, policy)
+        expected = expected * key_reach[:, None]
+        samples, mask = increments, np.ones_like(visited)
+    else:
+        samples, mask = increments, visited
+    checked = 0
+    for g in range(len(expected)):
+        if mask[:, g].sum() < 200:
+            continue
+        values = samples[mask[:, g], g]  # [n, W]
+        error = np.abs(values.mean(axis=0) - expected[g])
+        assert np.all(error <= 5 * values.std(axis=0) / np.sqrt(len(values)) + 1e-12), (g, error)
+        checked += 1
+    assert checked >= len(expected) // 2
+
+
+def _full_width_inputs(solver: ProgressiveHiding):
+    """`full_width_regrets`' inputs at the solver's current policy (steps 1-4)."""
+    mu_key = solver.policy()
+    mu = mu_key[:, solver.relaxed]
+    edge = solver.edges(mu)
+    at = solver.reach(edge)[:, solver.tree.decisions]
+    gamma = solver.group_mean(solver.original, solver.to_original, at, mu)[:, solver.original]
+    diff = (mu - gamma) * solver.legal
+    return edge, mu_key, at, diff, (diff**2).sum(axis=2)
