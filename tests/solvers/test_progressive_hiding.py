@@ -159,6 +159,12 @@ def test_bad_arguments_are_one_line_errors(trade_comm):
         progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, learner="adam")
     with pytest.raises(PvfError, match="step"):
         progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, learner="ftrl", step=0.0)
+    with pytest.raises(PvfError, match="unknown sampling"):
+        progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, sampling="external")
+    with pytest.raises(PvfError, match="exploration"):
+        progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, sampling="outcome", explore=1.5)
+    with pytest.raises(PvfError, match="unknown weight"):
+        progressive_hiding(trade_comm, "recall", 1.0, 5, 1, seed=0, sampling="outcome", weight="uniform")
     with pytest.raises(PvfError, match="common-payoff"):
         build_team_tree("kuhn_poker")
 
