@@ -2,16 +2,18 @@
 
 For each game of `PROTOCOLS` and each learner (information map, penalty):
   1. `runs` independent runs of `pvf.solvers.progressive_hiding` (the game's
-     local learner, regret matching or FTRL, full-width iterations, all runs
-     batched), seeded by `seed`; the learner "CFR" is the original map with
+     local learner, regret matching or FTRL, full-width iterations or
+     sampled episodes, all runs batched), seeded by `seed`; the learner "CFR" is the original map with
      penalty 0 (plain CFR on the team game; with FTRL, CFR whose local
      learner is FTRL), the others learn under the "cheated" or "recall" map.
   2. The learning outcome after each iteration is E_{gamma^t}[r], the payoff
      of the projected, implementable policy (the paper's y-axis).
   3. Per learner and iteration: the mean over runs, the 10% quantile, the
-     share of runs above the game's success threshold and the mean and
-     largest best-so-far outcome of a run make progressive_hiding.csv; progressive_hiding.png plots mean (full) and
-     10% quantile (dashed) against iterations, one panel per game.
+     share of runs above the game's success threshold, and the best-so-far
+     outcome of a run (its mean, 10% quantile, median, largest, and the
+     share of runs above the threshold) make progressive_hiding.csv;
+     progressive_hiding.png plots mean (full) and 10% quantile (dashed)
+     against iterations, one panel per game.
 
 Cooperative Matching Pennies follows the paper's section 6.2: penalty
 0.05, success = an outcome above 0.95 after 400 iterations ("episodes").
@@ -192,7 +194,10 @@ def run_game(
                     "q10": float(np.quantile(outcome, 0.1)),
                     "success": float(np.mean(outcome > protocol.success)),
                     "best_mean": float(best[:, t].mean()),
+                    "best_q10": float(np.quantile(best[:, t], 0.1)),
+                    "best_median": float(np.median(best[:, t])),
                     "best_max": float(best[:, t].max()),
+                    "best_success": float(np.mean(best[:, t] > protocol.success)),
                     "relaxed_mean": float(trace.relaxed[:, t].mean()),
                 }
             )
