@@ -3,9 +3,10 @@
 For each game of `PROTOCOLS` and each learner (information map, penalty):
   1. `runs` independent runs of `pvf.solvers.progressive_hiding` (the game's
      local learner, regret matching or FTRL, full-width iterations or
-     sampled episodes, all runs batched), seeded by `seed`; the learner "CFR" is the original map with
-     penalty 0 (plain CFR on the team game; with FTRL, CFR whose local
-     learner is FTRL), the others learn under the "cheated" or "recall" map.
+     sampled episodes, all runs batched), seeded by `seed`; the learner
+     "CFR" is the original map with penalty 0 (plain CFR on the team game;
+     with FTRL, CFR whose local learner is FTRL), the others learn under the
+     "cheated" or "recall" map.
   2. The learning outcome after each iteration is E_{gamma^t}[r], the payoff
      of the projected, implementable policy (the paper's y-axis).
   3. Per learner and iteration: the mean over runs, the 10% quantile, the
