@@ -91,6 +91,14 @@ def trade_comm_protocol(game: str, title: str) -> Protocol:
     return Protocol(game, title, cfr_and_hiding(TRADE_COMM_PENALTY), 1000, 0.99, 1.0, "ftrl", TRADE_COMM_STEP)
 
 
+def sampled_cmp_protocol(weight: str) -> Protocol:
+    """Cooperative Matching Pennies on sampled episodes (module docstring), regrets weighted by `weight`: CFR and
+    progressive hiding under the recall map (the cheated map is the same here), from uniform policies."""
+    title = f"CMP, sampled episodes, {weight} regrets"
+    learners = cfr_and_hiding(CMP_PENALTY, maps=("recall",))
+    return Protocol("cmp", title, learners, 400, 0.95, 0.0, sampling="outcome", weight=weight)
+
+
 PROTOCOLS = {
     "cmp": Protocol(
         "cmp",
@@ -100,25 +108,8 @@ PROTOCOLS = {
         0.95,
         0.05,
     ),
-    "cmp_sampled": Protocol(
-        "cmp",
-        "CMP, sampled episodes, conditional regrets",
-        cfr_and_hiding(CMP_PENALTY, maps=("recall",)),
-        400,
-        0.95,
-        0.0,
-        sampling="outcome",
-    ),
-    "cmp_sampled_cf": Protocol(
-        "cmp",
-        "CMP, sampled episodes, counterfactual regrets",
-        cfr_and_hiding(CMP_PENALTY, maps=("recall",)),
-        400,
-        0.95,
-        0.0,
-        sampling="outcome",
-        weight="counterfactual",
-    ),
+    "cmp_sampled": sampled_cmp_protocol("conditional"),
+    "cmp_sampled_cf": sampled_cmp_protocol("counterfactual"),
     "trade_comm": trade_comm_protocol("trade_comm(num_items=2)", "Trade Comm (m, n) = (2, 2)"),
     "trade_comm_3_2": trade_comm_protocol("trade_comm_mn(messages=3,items=2)", "Trade Comm (m, n) = (3, 2)"),
     "tiny_bridge": Protocol(
