@@ -115,6 +115,27 @@ class HidingTrace:
     final_policy: np.ndarray
 
 
+@dataclass(frozen=True)
+class Iterate:
+    """Steps 1-4 of one iteration, for R runs: what steps 5-6 and the learning curves read.
+
+    mu_key: [R, G, W] mu^t per relaxed key; mu: [R, D, W] at each decision node.
+    edge, reach: [R, N + 1] the probability of the edge into each node and of reaching it under mu^t.
+    at: [R, D] the reach of each decision node.
+    gamma_key: [R, K, W] the projection per original infostate.
+    diff: [R, D, W] mu^t - gamma at each decision node (0 past the legal actions); distance: [R, D] its squared norm.
+    """
+
+    mu_key: np.ndarray
+    mu: np.ndarray
+    edge: np.ndarray
+    reach: np.ndarray
+    at: np.ndarray
+    gamma_key: np.ndarray
+    diff: np.ndarray
+    distance: np.ndarray
+
+
 class ProgressiveHiding:
     """`runs` independent runs of Algorithm 2 on `tree` under `info_map` with penalty `penalty` (lambda),
     local learner `learner` (one of `LEARNERS`; `step` is FTRL's step size, unused by regret matching),
@@ -215,41 +236,43 @@ class ProgressiveHiding:
         summed = np.asarray(membership @ flat).reshape(-1, runs, width).transpose(1, 0, 2)
         return summed / mass[:, :, None]
 
-    def step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One iteration (steps 1-6); returns (E_gamma[r] [R], E_mu[r] [R], violation [R], gamma [R, K, W])."""
-        tree = self.tree
+    def iterate(self) -> Iterate:
+        """Steps 1-4 at the current regrets."""
         mu_key = self.policy()
         mu = mu_key[:, self.relaxed]  # [R, D, W]
         edge = self.edges(mu)
         reach = self.reach(edge)
-        at = reach[:, tree.decisions]  # [R, D]
+        at = reach[:, self.tree.decisions]  # [R, D]
         gamma_key = self.group_mean(self.original, self.to_original, at, mu)
-        gamma = gamma_key[:, self.original]
-        diff = (mu - gamma) * self.legal
-        distance = (diff**2).sum(axis=2)  # [R, D]
-        if self.sampling == "full":
-            self.regrets += self.full_width_regrets(edge, mu_key, at, diff, distance)
-        else:
-            self.add_episode_regrets(mu, diff, distance)
-        terminal = reach[:, : len(tree.value)] @ tree.value
-        projected = self.reach(self.edges(gamma))[:, : len(tree.value)] @ tree.value
-        return projected, terminal, (at * distance).sum(axis=1), gamma_key
+        diff = (mu - gamma_key[:, self.original]) * self.legal
+        return Iterate(mu_key, mu, edge, reach, at, gamma_key, diff, (diff**2).sum(axis=2))
 
-    def full_width_regrets(
-        self, edge: np.ndarray, mu_key: np.ndarray, at: np.ndarray, diff: np.ndarray, distance: np.ndarray
-    ) -> np.ndarray:
-        """Steps 5-6, every history: the regret increments [R, G, W]."""
+    def step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One iteration (steps 1-6); returns (E_gamma[r] [R], E_mu[r] [R], violation [R], gamma [R, K, W])."""
         tree = self.tree
+        it = self.iterate()
+        if self.sampling == "full":
+            self.regrets += self.full_width_regrets(it)
+        else:
+            self.add_episode_regrets(it)
+        terminal = it.reach[:, : len(tree.value)] @ tree.value
+        gamma = it.gamma_key[:, self.original]
+        projected = self.reach(self.edges(gamma))[:, : len(tree.value)] @ tree.value
+        return projected, terminal, (it.at * it.distance).sum(axis=1), it.gamma_key
+
+    def full_width_regrets(self, it: Iterate) -> np.ndarray:
+        """Steps 5-6, every history: the regret increments [R, G, W]."""
+        tree, edge, diff = self.tree, it.edge, it.diff
         values = np.zeros_like(edge)
         values[:, : len(tree.value)] = tree.value
         penalty = np.zeros_like(edge)
-        penalty[:, tree.decisions] = self.penalty * distance
+        penalty[:, tree.decisions] = self.penalty * it.distance
         for lvl in reversed(self.inner):
             kids = self.all_children[lvl]
             values[:, lvl] = (edge[:, kids] * values[:, kids]).sum(axis=2) - penalty[:, lvl]
         q = values[:, self.child] - 2.0 * self.penalty * diff
-        theta = self.group_mean(self.relaxed, self.to_relaxed, at, q)
-        expected = (mu_key * theta).sum(axis=2, keepdims=True)
+        theta = self.group_mean(self.relaxed, self.to_relaxed, it.at, q)
+        expected = (it.mu_key * theta).sum(axis=2, keepdims=True)
         return (theta - expected) * self.key_legal
 
     def episodes(self, mu: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]], np.ndarray]:
@@ -285,8 +308,9 @@ class ProgressiveHiding:
             node = np.where(going, kids[rows, slot], node)
         return steps, node
 
-    def add_episode_regrets(self, mu: np.ndarray, diff: np.ndarray, distance: np.ndarray) -> None:
+    def add_episode_regrets(self, it: Iterate) -> None:
         """Steps 5-6 on one sampled episode per run: adds each visited key's weighted regrets."""
+        mu, diff, distance = it.mu, it.diff, it.distance
         path, terminal = self.episodes(mu)
         runs, rows = self.runs, np.arange(self.runs)
         actor = self.tree.player

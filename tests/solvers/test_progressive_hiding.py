@@ -198,7 +198,7 @@ def test_sampled_episodes_estimate_the_full_width_regrets(trade_comm, weight):
     sampled.regrets = np.repeat(full.regrets, runs, axis=0)  # every run starts where the full-width one does
     start = sampled.regrets.copy()
     policy = full.policy()[0][full.relaxed]  # [D, W]
-    expected = full.full_width_regrets(*_full_width_inputs(full))[0]  # [G, W]
+    expected = full.full_width_regrets(full.iterate())[0]  # [G, W]
     episodes = sampled.episodes
     visits = []
     sampled.episodes = lambda mu: visits.append(episodes(mu)) or visits[-1]
@@ -225,14 +225,3 @@ def test_sampled_episodes_estimate_the_full_width_regrets(trade_comm, weight):
         assert np.all(error <= 5 * values.std(axis=0) / np.sqrt(len(values)) + 1e-12), (g, error)
         checked += 1
     assert checked >= len(expected) // 2
-
-
-def _full_width_inputs(solver: ProgressiveHiding):
-    """`full_width_regrets`' inputs at the solver's current policy (steps 1-4)."""
-    mu_key = solver.policy()
-    mu = mu_key[:, solver.relaxed]
-    edge = solver.edges(mu)
-    at = solver.reach(edge)[:, solver.tree.decisions]
-    gamma = solver.group_mean(solver.original, solver.to_original, at, mu)[:, solver.original]
-    diff = (mu - gamma) * solver.legal
-    return edge, mu_key, at, diff, (diff**2).sum(axis=2)
