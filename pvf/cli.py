@@ -21,8 +21,8 @@ import sys
 from typing import NoReturn
 
 import pvf
-from pvf import interrupts
-from pvf.errors import PvfError, say_on_stderr
+from pvf.errors import say_on_stderr
+from pvf.module_main import reported_status
 
 # the commands that train or run networks: only they load torch (and flush denormals)
 NETWORK_COMMANDS = {"train", "evaluate", "reproduce", "experiment", "play"}
@@ -66,15 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         return train_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    interrupts.install()  # SIGTERM cleans up (temporary files, locks) as Ctrl-C does
-    try:
-        return int(args.func(args) or 0)
-    except PvfError as exc:
-        say_on_stderr(f"pvf {args.command}: error: {exc}")
-        return 2
-    except KeyboardInterrupt:
-        say_on_stderr(f"pvf {args.command}: interrupted")
-        return interrupts.exit_status()
+    try:  # SIGTERM cleans up (temporary files, locks) as Ctrl-C does
+        return reported_status(lambda: int(args.func(args) or 0), f"pvf {args.command}")
     except BrokenPipeError:  # the reader of stdout went away (`| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python's final flush must not fail again
