@@ -16,7 +16,13 @@ the real ones. With K = `basis_dim`, one forward pass (paper, sec. 5.2):
    `output="concatenation"` (app. C) value_j = projection_regression(
    [basis_j, y]), an MLP `[2K] -> [1]` (`projection_layers`, default 2,
    hidden width 2K as in app. C's construction). Padded particles get 0.
-6. With `reach_output=True` the last feature of each particle is its
+6. With `basis_skip=True` (needs `private_dim` = Fq) each basis adds a
+   linear map of the particle's private features placed in its player's
+   block (`[2·Fq]`: private ⊗ player one-hot), orthogonally initialised:
+   the rows of a public state then have linearly independent inputs to
+   the basis (Leduc's [public, private, player] rows have rank 6 of 10, so
+   the plain basis is full-rank only through its nonlinearity).
+7. With `reach_output=True` the last feature of each particle is its
    counterfactual reach c_j (`pvf.valuefn.encoding`), and value_j is c_j
    times step 5's output: the net predicts value per unit of reach, which
    |value_j| <= c_j * max|u| bounds, instead of a value that spans orders
@@ -33,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from pvf.nets.distinct_rows import row_wise
 from pvf.nets.mlp import ConfigurableModule, build_mlp
@@ -62,10 +68,14 @@ class ParticleVF(ConfigurableModule):
         projection_hidden_width: int | None = None,
         reach_output: bool = False,
         norm: bool = False,
+        basis_skip: bool = False,
+        private_dim: int | None = None,
     ) -> None:
         super().__init__()
         if output not in OUTPUTS:
             raise ValueError(f"unknown output {output!r}; choose from {OUTPUTS}")
+        if basis_skip and private_dim is None:
+            raise ValueError("basis_skip needs private_dim, the width of the private features")
         self._config: dict[str, Any] = {
             "feature_dim": feature_dim,
             "public_dim": public_dim,
@@ -83,6 +93,8 @@ class ParticleVF(ConfigurableModule):
             "projection_hidden_width": projection_hidden_width,
             "reach_output": reach_output,
             "norm": norm,
+            "basis_skip": basis_skip,
+            "private_dim": private_dim,
         }
         self.reach_output = reach_output
         self.output = output
@@ -111,6 +123,10 @@ class ParticleVF(ConfigurableModule):
             if output == "concatenation"
             else None
         )
+        self.private = (public_dim, private_dim)
+        self.skip = nn.Linear(2 * private_dim, basis_dim, bias=False) if basis_skip else None
+        if self.skip is not None:
+            nn.init.orthogonal_(self.skip.weight)
 
     def forward(self, beliefs: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
         """beliefs: [B, N] reach of each particle's infostate;
@@ -123,7 +139,13 @@ class ParticleVF(ConfigurableModule):
     def basis(self, features: Tensor) -> Tensor:
         """Step 1 alone: features [B, N, F] -> basis [B, N, K] (a trunk's leaves reuse it while the weights stay)."""
         B, N, F = features.shape
-        return row_wise(self.change_basis, features.reshape(B * N, F)).reshape(B, N, -1)
+        rows = features.reshape(B * N, F)
+        basis = row_wise(self.change_basis, rows)
+        if self.skip is not None:
+            start, width = self.private
+            private, player = rows[:, start : start + width], rows[:, start + width : start + width + 2]
+            basis = basis + self.skip((player.unsqueeze(-1) * private.unsqueeze(-2)).reshape(B * N, 2 * width))
+        return basis.reshape(B, N, -1)
 
     def head(self, beliefs: Tensor, basis: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
         """Steps 2-6 from `basis` [B, N, K] = `self.basis(features)`; the other arguments as `forward`'s."""

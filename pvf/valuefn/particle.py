@@ -98,6 +98,8 @@ class Particle(ParticleEncoding):
     basis 4 layers, regression 3 layers of width 3K. `output="concatenation"`
     is app. C's variant.
     norm: a LayerNorm after every hidden layer of its MLPs (`pvf.nets.mlp.build_mlp`).
+    basis_skip: a linear map of each row's private features, in its player's
+        block, added to its basis (`ParticleVF`, step 6).
     reach_output: the net predicts each value per unit of the infostate's
         counterfactual reach and multiplies it back (`ParticleVF`, step 6);
         needs data with the reach input (`DataLayout.reach_feature`).
@@ -117,6 +119,7 @@ class Particle(ParticleEncoding):
     output: str = "projection"
     reach_output: bool = False
     norm: bool = False
+    basis_skip: bool = False
 
     def build(self, layout: DataLayout) -> ParticleVF:
         if self.reach_output and not layout.reach_feature:
@@ -138,6 +141,8 @@ class Particle(ParticleEncoding):
             output=self.output,
             reach_output=self.reach_output,
             norm=self.norm,
+            basis_skip=self.basis_skip,
+            private_dim=layout.private_dim if self.basis_skip else None,
         )
 
 
@@ -226,8 +231,9 @@ class _ParticleLeaves:
         self.gather[block, position] = index
         player = (index >= leaves.sizes[0]).astype(np.int64)
         private = np.concatenate(leaves.private)[index]
-        feats = np.zeros((L, N, private.shape[1] + leaves.public.shape[1] + 2), dtype=np.float32)
-        feats[block, position] = infostate_row_features(leaves.public[block], private, player)
+        rows = infostate_row_features(leaves.public[block], private, player)
+        feats = np.zeros((L, N, rows.shape[1]), dtype=np.float32)
+        feats[block, position] = rows
         self.scatter = (block * N + position, index)
         self.leaves = leaves
         self.reach_feature, self.opponent_feature = layout.reach_feature, layout.opponent_feature

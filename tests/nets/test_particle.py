@@ -153,3 +153,31 @@ def test_checkpoint_round_trip(tmp_path, output):
     clone.load_state_dict(ckpt["state_dict"])
     inputs = make_inputs()
     assert torch.equal(clone(*inputs), net(*inputs))
+
+
+def test_basis_skip_adds_the_private_features_in_their_players_block():
+    """features [public 3, private 2, player one-hot 2]: the skip sees private ⊗ player, and a set stays a set."""
+    torch.manual_seed(0)
+    net = ParticleVF(7, FP, K, basis_skip=True, private_dim=2).double()
+    beliefs, _, public, mask = make_inputs()
+    g = torch.Generator().manual_seed(1)
+    player = torch.randint(0, 2, (B, N), generator=g)
+    features = torch.cat(
+        [
+            torch.randn(B, N, 3, generator=g, dtype=torch.float64),
+            torch.randn(B, N, 2, generator=g, dtype=torch.float64),
+            nn.functional.one_hot(player, 2).double(),
+        ],
+        dim=-1,
+    )
+    blocks = torch.zeros(B, N, 2, 2, dtype=torch.float64)
+    blocks[player == 0, 0], blocks[player == 1, 1] = features[player == 0][:, 3:5], features[player == 1][:, 3:5]
+    expected = net.change_basis(features) + blocks.reshape(B, N, 4) @ net.skip.weight.T
+    torch.testing.assert_close(net.basis(features), expected, rtol=0, atol=1e-12)
+    weight = net.skip.weight  # [K, 4], orthonormal columns
+    torch.testing.assert_close(weight.T @ weight, torch.eye(4, dtype=torch.float64), rtol=0, atol=1e-6)
+    perm = torch.randperm(N, generator=torch.Generator().manual_seed(3))
+    out = net(beliefs, features, public, mask)
+    torch.testing.assert_close(net(beliefs[:, perm], features[:, perm], public, mask[:, perm]), out[:, perm])
+    with pytest.raises(ValueError, match="private_dim"):
+        ParticleVF(7, FP, K, basis_skip=True)

@@ -89,6 +89,17 @@ def test_members_train_as_separate_runs(goofspiel_files, architecture, backend, 
     assert (trainer.losses[-1] < trainer.losses[0]).all()  # it does learn
 
 
+def test_particle_members_with_the_basis_skip_train_as_separate_runs(goofspiel_files):
+    """The opt-in skip into the Deep-Sets basis (an extra Linear) stacks as the rest of the net does."""
+    options = {**SMALL["particle"], "basis_skip": True}
+    trainer = EnsembleTrainer.from_files(
+        goofspiel_files, "particle", SEEDS, STEPS, batch_size=BATCH, dtype=torch.float64, backend="bmm", **options
+    )
+    trainer.fit()
+    reference = separate_losses(goofspiel_files, "particle", BATCH, **options)
+    assert (trainer.losses - reference).abs().max() < 1e-6
+
+
 @pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
 def test_paper_sized_members_with_cosine_schedule(leduc_files, architecture):
     """The paper's sizes on Leduc (move 7) and the cosine schedule: same trajectories too."""
