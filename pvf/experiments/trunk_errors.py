@@ -16,7 +16,11 @@ CFR+ iterates, which need not look like those. For each checkpoint:
      relative error Σ|net − target| / Σ|target| over both players' leaf
      infostates; reported as the mean over the second half of the queries
      (the iterates CFR+'s average is made of) and over all;
-  3. with `--data` (the file the net was trained on), the same relative
+  3. the share of each player's trunk infostates (of two actions or more)
+     where the solve's average strategy puts more than 0.95 on one action
+     (`near_pure`): the data's random trunk strategies make 10% pure
+     (`pvf.datasets.sampling`, the default mix);
+  4. with `--data` (the file the net was trained on), the same relative
      error on the first `--pbs` PBSs of its validation split (`--split-seeds`:
      each checkpoint's split seed, an ensemble member's seed; default 0; in
      the normalised units the net sees, which leave the ratio per player
@@ -42,9 +46,10 @@ from pvf.games.public_tree import build_public_tree
 from pvf.module_main import run_module
 from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, build_trunk, solve_and_evaluate
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
+from pvf.valuefn.encoding import positions
 from pvf.valuefn.network import load_value_function
 
 
@@ -73,18 +78,34 @@ def relative_errors(values: tuple[np.ndarray, np.ndarray], reference: tuple[np.n
 
 def trajectory_errors(
     trunk: Trunk, evaluator: LeafEvaluator, reference: LeafEvaluator, iterations: int = DEFAULT_ITERATIONS
-) -> tuple[float, np.ndarray]:
-    """Steps 1–2: (the trunk's NashConv with `evaluator` at its leaves, [Q] relative error against `reference`
+) -> tuple[TrunkResult, np.ndarray]:
+    """Steps 1–2: (the trunk solved with `evaluator` at its leaves, [Q] relative error against `reference`
     at each of the solve's leaf queries, in the order the solve made them)."""
     recording = RecordingEvaluator(evaluator)
     result = solve_and_evaluate(trunk, recording, iterations)
     reach1, reach2 = recording.reaches()
     errors = relative_errors(evaluator(reach1, reach2), reference(reach1, reach2))
-    return result.exploitability.exploitability, errors
+    return result, errors
+
+
+def near_pure(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray], threshold: float = 0.95) -> list[float]:
+    """Step 3: per player, the share of its trunk infostates of 2+ actions whose largest probability exceeds
+    `threshold`, NaN for a player without one (strategies: per player [S_n] behaviour probabilities on
+    `trunk.game`)."""
+    shares = []
+    for seqs, strategy in zip(trunk.game.players, strategies):
+        mixed = np.flatnonzero(seqs.info_size > 1)
+        sizes = seqs.info_size[mixed]
+        group = np.repeat(np.arange(len(mixed)), sizes)
+        columns = np.repeat(seqs.info_start[mixed], sizes) + positions(sizes)
+        largest = np.zeros(len(mixed))
+        np.maximum.at(largest, group, np.asarray(strategy)[columns])
+        shares.append(float(np.mean(largest > threshold)) if len(mixed) else float("nan"))
+    return shares
 
 
 def validation_error(data: Path, checkpoint: Path, pbs: int, split_seed: int) -> float:
-    """Step 3: the mean relative error over the first `pbs` validation PBSs of `data` (split `split_seed`)."""
+    """Step 4: the mean relative error over the first `pbs` validation PBSs of `data` (split `split_seed`)."""
     net = load_value_function(checkpoint)
     with PBSDataset(data) as ds:
         trunk = ds.trunk
@@ -101,7 +122,7 @@ def validation_error(data: Path, checkpoint: Path, pbs: int, split_seed: int) ->
 def checkpoint_report(
     checkpoint: Path, data: Path | None, pbs: int, split_seed: int, cache: dict[str, Any]
 ) -> dict[str, Any]:
-    """Steps 1–3 for one checkpoint (`cache`: the trunks and target evaluators of the games seen so far)."""
+    """Steps 1–4 for one checkpoint (`cache`: the trunks and target evaluators of the games seen so far)."""
     net = load_value_function(checkpoint)
     layout = net.meta.layout
     key = f"{layout.game}@{layout.depth}/{layout.target}"
@@ -110,10 +131,11 @@ def checkpoint_report(
         trunk = build_trunk(tree, layout.depth)
         cache[key] = (trunk, build_feature_tables(tree), CFRTargetEvaluator(trunk, DEFAULT_ITERATIONS, layout.target))
     trunk, features, targets = cache[key]
-    nash_conv, errors = trajectory_errors(trunk, net.evaluator(trunk, features), targets)
+    result, errors = trajectory_errors(trunk, net.evaluator(trunk, features), targets)
     report = {
         "checkpoint": str(checkpoint),
-        "trunk_exploitability": nash_conv,
+        "trunk_exploitability": result.exploitability.exploitability,
+        "near_pure": near_pure(trunk, result.strategies),
         "queries": len(errors),
         "trunk_error": float(errors[len(errors) // 2 :].mean()),
         "trunk_error_all": float(errors.mean()),
@@ -159,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         line = (
             f"{path}: NashConv {report['trunk_exploitability']:.4f}, relative error at its trunk's queries "
-            f"{report['trunk_error']:.3f} (second half; all {report['trunk_error_all']:.3f})"
+            f"{report['trunk_error']:.3f} (second half; all {report['trunk_error_all']:.3f}), near-pure infostates "
+            f"{report['near_pure'][0]:.2f} / {report['near_pure'][1]:.2f}"
         )
         if "validation_error" in report:
             line += f", on validation PBSs {report['validation_error']:.3f}"

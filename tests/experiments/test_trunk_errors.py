@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pvf.errors import PvfError
-from pvf.experiments.trunk_errors import main, relative_errors, trajectory_errors
+from pvf.experiments.trunk_errors import main, near_pure, relative_errors, trajectory_errors
 from pvf.experiments.trunk_report import evaluate_network
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
@@ -17,13 +17,23 @@ from pvf.valuefn.network import load_value_function
 def test_errors_against_itself_are_zero_and_the_zero_evaluator_is_wholly_wrong(kuhn):
     trunk = build_trunk(kuhn, 3)
     oracle, targets = ExactEvaluator(trunk), CFRTargetEvaluator(trunk, 50, "best_response")
-    nash_conv, errors = trajectory_errors(trunk, targets, targets, iterations=20)
-    assert nash_conv == solve_and_evaluate(trunk, targets, 20).exploitability.exploitability
+    result, errors = trajectory_errors(trunk, targets, targets, iterations=20)
+    assert result.exploitability == solve_and_evaluate(trunk, targets, 20).exploitability
     assert len(errors) >= 20 and np.all(errors == 0)
     _, errors = trajectory_errors(trunk, ConstantEvaluator(), oracle, iterations=20)
     assert np.allclose(errors, 1.0)
     _, errors = trajectory_errors(trunk, targets, oracle, iterations=20)
     assert np.all((errors > 0) & (errors < 0.5))  # 50 iterations of CFR+ are near the exact values, not on them
+
+
+def test_near_pure_counts_the_infostates_one_action_dominates(kuhn):
+    trunk = build_trunk(kuhn, 4)
+    uniform = tuple(np.ones(p.num_sequences) / 2 for p in trunk.game.players)  # Kuhn: two actions everywhere
+    assert near_pure(trunk, uniform) == [0.0, 0.0]
+    pure = [u.copy() for u in uniform]
+    first = trunk.game.players[0]
+    pure[0][first.info_start[0]], pure[0][first.info_start[0] + 1] = 0.97, 0.03
+    assert near_pure(trunk, tuple(pure)) == [1 / first.num_infostates, 0.0]
 
 
 def test_relative_error_pools_both_players():
