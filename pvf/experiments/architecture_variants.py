@@ -1,7 +1,7 @@
 """A network's config with some arguments changed, trained by the recipe as one ensemble, judged in the trunk.
 
     python -m pvf.experiments.architecture_variants FILE.h5 --architecture particle --set basis_dim=48 \\
-        [--seeds 5] [--max-steps 16384] [--batch-size 64] [--out DIR] [--json]
+        [--seeds 5] [--first-seed 0] [--max-steps 16384] [--batch-size 64] [--out DIR] [--json]
 
 `pvf reproduce quality` trains each architecture with the sizes of its
 `configs/model/<name>.yaml`. This asks what a change of those arguments
@@ -10,10 +10,12 @@ does, everything else the recipe's:
      `lr` of configs/train.yaml, with each `--set KEY=VALUE` replacing one
      (a value is read as YAML: 48, 3e-4, concatenation, null); an unknown
      key is refused;
-  2. seeds 0..S−1 trained on FILE (a `pvf generate` file, on its own
+  2. seeds F..F+S−1 (F = `--first-seed`, default 0) trained on FILE (a `pvf generate` file, on its own
      target column) as one ensemble (`pvf.trainers.ensemble_training`),
      each holding out its own share of the trunk strategies, Adam's rate
-     cosine-annealed to 0, batch 64 PBSs unless `--batch-size`;
+     cosine-annealed to 0, batch 64 PBSs unless `--batch-size` (member s
+     trains as it would in any ensemble, so seeds 5..9 beside a run of
+     0..4 make the ten of one run of 0..9);
   3. each member's trunk exploitability (NashConv, 100 trunk CFR+
      iterations) and validation loss at the last step, where the recipe's
      checkpoint is on Leduc (every chosen checkpoint there was the last),
@@ -69,13 +71,20 @@ def _value(text: str) -> Any:
 
 
 def run_variant(
-    data: Path, architecture: str, changes: list[str], seeds: int, max_steps: int, out: Path, batch_size: int = 64
+    data: Path,
+    architecture: str,
+    changes: list[str],
+    seeds: int,
+    max_steps: int,
+    out: Path,
+    batch_size: int = 64,
+    first_seed: int = 0,
 ) -> dict[str, Any]:
     """Steps 1–3 of the module docstring; the summary as a dict."""
     options, applied = changed_options(architecture, changes)
     target = DataLayout.from_file(data).target  # the file's own column
     out.mkdir(parents=True, exist_ok=True)
-    members = list(range(seeds))
+    members = list(range(first_seed, first_seed + seeds))
     start = time.perf_counter()
     runs = train_ensemble(
         [data] * seeds,
@@ -100,7 +109,7 @@ def run_variant(
         "architecture": architecture,
         "changes": applied,
         "target": target,
-        "seeds": seeds,
+        "seeds": members,
         "max_steps": max_steps,
         "batch_size": batch_size,
         "trunk_exploitability": exploitability,
@@ -116,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", type=Path, help="a PBS file of `pvf generate`")
     parser.add_argument("--architecture", default="particle", choices=sorted(ARCHITECTURES))
     parser.add_argument("--set", dest="changes", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--seeds", type=int, default=5, help="members, seeds 0..S-1 (default 5)")
+    parser.add_argument("--seeds", type=int, default=5, help="members, seeds F..F+S-1 (default 5)")
+    parser.add_argument("--first-seed", type=int, default=0, help="F, the first member's seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=16384, help="training steps (default 16384)")
     parser.add_argument("--batch-size", type=int, default=64, help="PBSs per step and member (default 64)")
     parser.add_argument("--out", type=Path, default=None, help="where the members go")
@@ -124,17 +134,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.seeds, args.max_steps, args.batch_size) < 1:
         raise PvfError("--seeds, --max-steps and --batch-size must be positive")
+    if args.first_seed < 0:
+        raise PvfError("--first-seed must be non-negative")
     if not args.data.is_file():
         raise PvfError(f"{args.data}: no such file; make one with pvf generate")
     name = "-".join([args.architecture, *(c.replace("=", "") for c in args.changes), f"b{args.batch_size}"])
     out = args.out or Path("runs/variants") / name
-    summary = run_variant(args.data, args.architecture, args.changes, args.seeds, args.max_steps, out, args.batch_size)
+    summary = run_variant(
+        args.data, args.architecture, args.changes, args.seeds, args.max_steps, out, args.batch_size, args.first_seed
+    )
     if args.json:
         print(json.dumps(summary))
     else:
         print(
             f"{args.architecture} {summary['changes'] or '(as configured)'}: trunk exploitability "
-            f"{summary['mean']:.4f} ± {summary['std']:.4f} over {args.seeds} seeds at step {args.max_steps} "
+            f"{summary['mean']:.4f} ± {summary['std']:.4f} over seeds {summary['seeds']} at step {args.max_steps} "
             f"(each {', '.join(f'{x:.4f}' for x in summary['trunk_exploitability'])}; validation loss "
             f"{', '.join(f'{x:.2e}' for x in summary['val_loss'])}); {summary['seconds']:.0f} s"
         )

@@ -15,6 +15,10 @@ def test_a_changed_argument_reaches_the_net_and_an_unchanged_one_changes_nothing
     assert same["trunk_exploitability"] == plain["trunk_exploitability"]
     assert same["val_loss"] == plain["val_loss"]
     assert load_value_function(tmp_path / "wide" / "seed1.ckpt").net.change_basis[-1].out_features == 7
+    second = run_variant(kuhn_data, "particle", [], 1, 4, tmp_path / "second", batch_size=4, first_seed=1)
+    assert second["seeds"] == [1] and plain["seeds"] == [0, 1]  # seed 1 alone trains as it did beside seed 0
+    assert second["trunk_exploitability"][0] == pytest.approx(plain["trunk_exploitability"][1], rel=1e-5)
+    assert second["val_loss"][0] == pytest.approx(plain["val_loss"][1], rel=1e-5)
     assert changed_options("particle", ["output=concatenation"])[1] == {"output": "concatenation"}
     assert changed_options("particle", ["lr=3e-4"])[0]["lr"] == 3e-4
     for bad, message in [
@@ -26,3 +30,5 @@ def test_a_changed_argument_reaches_the_net_and_an_unchanged_one_changes_nothing
             changed_options("particle", [bad])
     with pytest.raises(PvfError, match="no such file"):
         main([str(tmp_path / "missing.h5")])
+    with pytest.raises(PvfError, match="--first-seed"):
+        main([str(kuhn_data), "--first-seed", "-1"])
