@@ -20,8 +20,8 @@ CFR+ iterates, which need not look like those. For each checkpoint:
      where the solve's average strategy puts more than 0.95 on one action
      (`near_pure`): the data's random trunk strategies make 10% pure
      (`pvf.datasets.sampling`, the default mix);
-  4. with `--data` (the file the net was trained on), the same relative
-     error on the first `--pbs` PBSs of its validation split (`--split-seeds`:
+  4. with `--data` (the file the net was trained on), the relative error
+     pooled over the first `--pbs` PBSs of its validation split (`--split-seeds`:
      each checkpoint's split seed, an ensemble member's seed; default 0; in
      the normalised units the net sees, which leave the ratio per player
      unchanged): the error on the training distribution, beside it.
@@ -105,7 +105,8 @@ def near_pure(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray], threshold
 
 
 def validation_error(data: Path, checkpoint: Path, pbs: int, split_seed: int) -> float:
-    """Step 4: the mean relative error over the first `pbs` validation PBSs of `data` (split `split_seed`)."""
+    """Step 4: the relative error pooled over the first `pbs` validation PBSs of `data` (split `split_seed`):
+    Σ|net − target| / Σ|target| over all their rows (a PBS whose targets are all 0 has no ratio of its own)."""
     net = load_value_function(checkpoint)
     with PBSDataset(data) as ds:
         trunk = ds.trunk
@@ -116,7 +117,7 @@ def validation_error(data: Path, checkpoint: Path, pbs: int, split_seed: int) ->
     with torch.no_grad():
         values, targets, mask = net.meta.encoding.predict(net.net, batch)
     values, targets = (torch.where(mask, t, 0.0).double().numpy() for t in (values, targets))
-    return float(relative_errors((values,), (targets,)).mean())
+    return float(np.abs(values - targets).sum() / np.abs(targets).sum())
 
 
 def checkpoint_report(
