@@ -148,7 +148,7 @@ class ParticleVF(ConfigurableModule):
         return basis.reshape(B, N, -1)
 
     def head(self, beliefs: Tensor, basis: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
-        """Steps 2-6 from `basis` [B, N, K] = `self.basis(features)`; the other arguments as `forward`'s."""
+        """Steps 2-5 and 7 from `basis` [B, N, K] = `self.basis(features)` (steps 1 and 6); the rest as `forward`'s."""
         keep = mask.unsqueeze(-1)
         coordinates = torch.where(keep, beliefs.unsqueeze(-1) * basis, 0.0)
         context = coordinates.sum(dim=1)  # [B, K]

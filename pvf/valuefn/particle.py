@@ -101,7 +101,7 @@ class Particle(ParticleEncoding):
     basis_skip: a linear map of each row's private features, in its player's
         block, added to its basis (`ParticleVF`, step 6).
     reach_output: the net predicts each value per unit of the infostate's
-        counterfactual reach and multiplies it back (`ParticleVF`, step 6);
+        counterfactual reach and multiplies it back (`ParticleVF`, step 7);
         needs data with the reach input (`DataLayout.reach_feature`).
     """
 
