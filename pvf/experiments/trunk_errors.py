@@ -49,24 +49,24 @@ from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
-from pvf.valuefn.encoding import positions
-from pvf.valuefn.network import load_value_function
+from pvf.valuefn.network import Network, load_value_function
 
 
 class RecordingEvaluator:
-    """A leaf evaluator that answers as `inner` does and keeps every query's reaches."""
+    """A leaf evaluator that answers as `inner` does and keeps every query's reaches and answers."""
 
     def __init__(self, inner: LeafEvaluator) -> None:
         self.inner = inner
-        self.queries: list[tuple[np.ndarray, np.ndarray]] = []
+        self.queries: list[tuple[np.ndarray, ...]] = []  # (reach1, reach2, cfv1, cfv2) per query
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        self.queries.append((reach1.copy(), reach2.copy()))
-        return self.inner(reach1, reach2)
+        cfv1, cfv2 = self.inner(reach1, reach2)
+        self.queries.append((reach1.copy(), reach2.copy(), cfv1.copy(), cfv2.copy()))
+        return cfv1, cfv2
 
-    def reaches(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every query's reaches stacked: ([Q, J1], [Q, J2])."""
-        return np.concatenate([q[0] for q in self.queries]), np.concatenate([q[1] for q in self.queries])
+    def stacked(self, column: int) -> np.ndarray:
+        """Column 0-3 of every query stacked: reach1 [Q, J1], reach2 [Q, J2], cfv1 [Q, J1] or cfv2 [Q, J2]."""
+        return np.concatenate([q[column] for q in self.queries])
 
 
 def relative_errors(values: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -83,8 +83,8 @@ def trajectory_errors(
     at each of the solve's leaf queries, in the order the solve made them)."""
     recording = RecordingEvaluator(evaluator)
     result = solve_and_evaluate(trunk, recording, iterations)
-    reach1, reach2 = recording.reaches()
-    errors = relative_errors(evaluator(reach1, reach2), reference(reach1, reach2))
+    answers = (recording.stacked(2), recording.stacked(3))
+    errors = relative_errors(answers, reference(recording.stacked(0), recording.stacked(1)))
     return result, errors
 
 
@@ -94,20 +94,15 @@ def near_pure(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray], threshold
     `trunk.game`)."""
     shares = []
     for seqs, strategy in zip(trunk.game.players, strategies):
-        mixed = np.flatnonzero(seqs.info_size > 1)
-        sizes = seqs.info_size[mixed]
-        group = np.repeat(np.arange(len(mixed)), sizes)
-        columns = np.repeat(seqs.info_start[mixed], sizes) + positions(sizes)
-        largest = np.zeros(len(mixed))
-        np.maximum.at(largest, group, np.asarray(strategy)[columns])
-        shares.append(float(np.mean(largest > threshold)) if len(mixed) else float("nan"))
+        R = seqs.num_roots  # infostate blocks follow the roots back to back (`pvf.solvers.sequence_ops`)
+        largest = np.maximum.reduceat(np.asarray(strategy)[R:], seqs.info_start - R)[seqs.info_size > 1]
+        shares.append(float(np.mean(largest > threshold)) if len(largest) else float("nan"))
     return shares
 
 
-def validation_error(data: Path, checkpoint: Path, pbs: int, split_seed: int) -> float:
+def validation_error(data: Path, net: Network, pbs: int, split_seed: int) -> float:
     """Step 4: the relative error pooled over the first `pbs` validation PBSs of `data` (split `split_seed`):
     Σ|net − target| / Σ|target| over all their rows (a PBS whose targets are all 0 has no ratio of its own)."""
-    net = load_value_function(checkpoint)
     with PBSDataset(data) as ds:
         trunk = ds.trunk
     _, val = split_by_trunk(trunk, training_defaults().val_fraction, split_seed)
@@ -143,7 +138,7 @@ def checkpoint_report(
     }
     if data is not None:
         report["split_seed"] = split_seed
-        report["validation_error"] = validation_error(data, checkpoint, pbs, split_seed)
+        report["validation_error"] = validation_error(data, net, pbs, split_seed)
     return report
 
 
