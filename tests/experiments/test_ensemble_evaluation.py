@@ -109,19 +109,23 @@ class InFloat64(torch.nn.Module):
         return self.net(*[a.double() if a.is_floating_point() else a for a in args]).float()
 
 
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "architecture, backend", [("positional", "bmm"), ("particle", "bmm"), ("attention", "bmm"), ("attention", "vmap")]
 )
-def test_in_float64_batched_and_separate_solves_agree_to_the_lp(leduc, architecture, backend):
+def test_in_float64_batched_and_separate_solves_agree_to_the_lp(leduc, architecture, backend, device):
     """In float32 a batched forward may round differently from a single one (vmap's kernels, a
     GPU's), and 100 CFR+ iterations amplify that (measured: attention 3e-4 on CPU, positional
     0.024 on an H200); in float64 the difference is the LPs' own accuracy, so it is rounding."""
     trunk, features, layout = leduc
     nets = members(architecture, layout)
-    stacked = InFloat64(StackedNets(nets, backend)).eval()
+    stacked = InFloat64(StackedNets(nets, backend)).to(device).eval()
     together = ensemble_trunk_exploitability(trunk, stacked, make_architecture(architecture), layout, features, 100)
     for net, result in zip(nets, together):
         alone = solve_and_evaluate(
-            trunk, network_evaluator(trunk, InFloat64(net).eval(), architecture, layout, features), 100
+            trunk, network_evaluator(trunk, InFloat64(net).to(device).eval(), architecture, layout, features), 100
         )
         assert result.exploitability == pytest.approx(alone.exploitability.exploitability, abs=1e-8)
