@@ -74,6 +74,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="trunk sampling: pure-action probability if not uniform (default 0.1)",
     )
     p.add_argument(
+        "--p-solve",
+        type=float,
+        default=None,
+        help="trunk sampling: probability that a trunk's leaf beliefs are moved towards one leaf query of a "
+        "trunk CFR+ solve with the data's targets at its leaves (default 0; enumerated datasets)",
+    )
+    p.add_argument(
         "--p-keep",
         type=float,
         default=None,
@@ -131,7 +138,12 @@ def run(args: argparse.Namespace) -> int:
 
     mix = {
         k: v
-        for k, v in (("p_uniform", args.p_uniform), ("p_pure", args.p_pure), ("p_keep", args.p_keep))
+        for k, v in (
+            ("p_uniform", args.p_uniform),
+            ("p_pure", args.p_pure),
+            ("p_keep", args.p_keep),
+            ("p_solve", args.p_solve),
+        )
         if v is not None
     }
     particles = args.particles is not None

@@ -21,7 +21,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from pvf.datasets.sampling import leaf_beliefs, sample_trunk_strategies
+from pvf.datasets.sampling import leaf_beliefs, mix_solve_queries, sample_trunk_strategies
+from pvf.datasets.solve_queries import solve_queries
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.targets import LeafSolver
 from pvf.datasets.task_plan import SampleColumns, Task
@@ -146,6 +147,9 @@ def run_pbs_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_
     trunk, layout = ctx.trunk, ctx.layout
     ids = np.arange(task.trunk_lo, task.trunk_hi, dtype=np.int64)
     beliefs = leaf_beliefs(trunk, sample_trunk_strategies(trunk, ids, spec.seed, spec.sampling))
+    if spec.sampling.p_solve > 0:
+        queries = solve_queries(spec.game, spec.depth, spec.cfr_iterations, spec.target, max_histories)
+        beliefs = mix_solve_queries(beliefs, queries, ids, spec.seed, spec.sampling)
     # columns in trunk.leaf_infostates order, as the beliefs
     solved = ctx.solver.solve(beliefs, best_response=spec.target == "best_response")
     target = solved.of(spec.target)

@@ -22,6 +22,14 @@ at every decision infostate of the trunk. For trunk id t:
      level, batched over trunks). A leaf infostate's reach (its belief) is
      the realization weight of its parent sequence; chance reach is not part
      of the belief (the solvers' payoff matrix carries it).
+  4. With `p_solve` > 0 (enumerated datasets), trunk t's leaf beliefs are,
+     with probability p_solve, moved towards one leaf query q_k of a trunk
+     solve (`pvf.datasets.solve_queries`): b = λ·q_k + (1 − λ)·b, k uniform
+     over the solve's queries, λ ~ U(0, 1), each player's realization plan
+     mixed alike (a convex combination of realization plans is one, so b is
+     the belief of a trunk strategy). Its draws (u, k, λ) come from trunk t's
+     own second generator (spawn key (t, 1)), so the strategies of 1–3 and
+     every file with p_solve = 0 are unchanged.
 Each (trunk strategy, leaf public state) pair is one PBS.
 """
 
@@ -44,11 +52,13 @@ class SamplingConfig:
     p_uniform: probability of the uniform strategy.
     p_pure: probability of one random pure action, given not uniform.
     p_keep: probability that an action keeps its U(0,1) weight in a mixed strategy.
+    p_solve: probability that a trunk's beliefs are mixed with a trunk solve's query (step 4).
     """
 
     p_uniform: float = 0.05
     p_pure: float = 0.1
     p_keep: float = 0.9
+    p_solve: float = 0.0
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -56,8 +66,10 @@ class SamplingConfig:
                 raise PvfError(f"sampling probability {name} = {value} is outside [0, 1]")
 
     def to_json(self) -> str:
-        """The canonical JSON text stored in the file's `sampling` attribute."""
-        return json.dumps({"method": "authors_mix", **asdict(self)}, sort_keys=True)
+        """The canonical JSON text stored in the file's `sampling` attribute (without p_solve where it is 0,
+        as files written before it existed)."""
+        fields = {k: v for k, v in asdict(self).items() if k != "p_solve" or v}
+        return json.dumps({"method": "authors_mix", **fields}, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> SamplingConfig:
@@ -126,3 +138,29 @@ def leaf_beliefs(trunk: SequenceGame, strategies: tuple[np.ndarray, np.ndarray])
         x = realization_plan(seqs, strategies[n], np.ones((seqs.num_roots, B)))
         out.append(np.ascontiguousarray(x[trunk.leaf_parent[n]].T))
     return out[0], out[1]
+
+
+def mix_solve_queries(
+    beliefs: tuple[np.ndarray, np.ndarray],
+    queries: tuple[np.ndarray, np.ndarray],
+    trunk_ids: np.ndarray,
+    seed: int,
+    config: SamplingConfig,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 4: the trunks' leaf beliefs, those drawn for it moved towards a trunk solve's query.
+
+    beliefs: per player [B, J_n], row b for trunk_ids[b] (`leaf_beliefs`).
+    queries: per player [Q, J_n] the solve's leaf queries, same columns.
+    Returns per player [B, J_n] (new arrays).
+    """
+    Q = len(queries[0])
+    draws = np.array(
+        [
+            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(int(t), 1))).random(3)
+            for t in np.asarray(trunk_ids, dtype=np.int64)
+        ]
+    ).reshape(-1, 3)
+    mixed = draws[:, 0] < config.p_solve
+    query = np.minimum(np.floor(draws[:, 1] * Q), Q - 1).astype(np.int64)
+    weight = np.where(mixed, draws[:, 2], 0.0)[:, None]
+    return tuple(weight * q[query] + (1.0 - weight) * b for b, q in zip(beliefs, queries))  # type: ignore[return-value]

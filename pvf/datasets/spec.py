@@ -143,6 +143,10 @@ class GenerationSpec:
                     self.particles.rows == "particles" or self.depth >= 2,
                     f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}",
                 ),
+                (
+                    self.sampling.p_solve == 0,
+                    "--p-solve mixes a trunk solve's leaf queries into enumerated datasets only; drop it",
+                ),
             ]
         for ok, message in checks:
             if not ok:

@@ -44,29 +44,12 @@ from pvf.errors import PvfError
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.module_main import run_module
-from pvf.solvers.evaluators import CFRTargetEvaluator
+from pvf.solvers.evaluators import CFRTargetEvaluator, RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.valuefn.network import Network, load_value_function
-
-
-class RecordingEvaluator:
-    """A leaf evaluator that answers as `inner` does and keeps every query's reaches and answers."""
-
-    def __init__(self, inner: LeafEvaluator) -> None:
-        self.inner = inner
-        self.queries: list[tuple[np.ndarray, ...]] = []  # (reach1, reach2, cfv1, cfv2) per query
-
-    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        cfv1, cfv2 = self.inner(reach1, reach2)
-        self.queries.append((reach1.copy(), reach2.copy(), cfv1.copy(), cfv2.copy()))
-        return cfv1, cfv2
-
-    def stacked(self, column: int) -> np.ndarray:
-        """Column 0-3 of every query stacked: reach1 [Q, J1], reach2 [Q, J2], cfv1 [Q, J1] or cfv2 [Q, J2]."""
-        return np.concatenate([q[column] for q in self.queries])
 
 
 def relative_errors(values: tuple[np.ndarray, np.ndarray], reference: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

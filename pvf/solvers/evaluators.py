@@ -41,6 +41,8 @@ per leaf public state, concatenated). Values are counterfactual values
   −Σ_{h∈s₂} w(h)·ρ₁(h)·u(h), with w(h) the history's weight in the trunk.
   Two sparse products per query; no subgame below the leaves is needed,
   so it runs on trunks whose tree stops at the depth limit.
+- `RecordingEvaluator`: any evaluator, with every query's reaches and
+  answers kept (the beliefs a trunk solve asks about).
 A trained network is a leaf evaluator too, built outside this numpy-only
 package: `pvf.valuefn.evaluator.NetworkEvaluator`.
 """
@@ -54,6 +56,7 @@ from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.guarded_values import DEFAULT_GUARD, best_response_targets
+from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.maximin_lp import MaximinLP
 from pvf.solvers.positions import Positions
@@ -173,3 +176,20 @@ class HistoryValueEvaluator:
         cfv1 = np.asarray(self.payoff @ reach2.T).T  # [B, J1]
         cfv2 = -np.asarray(self.payoff.T @ reach1.T).T  # [B, J2]
         return cfv1, cfv2
+
+
+class RecordingEvaluator:
+    """A leaf evaluator that answers as `inner` does and keeps every query's reaches and answers."""
+
+    def __init__(self, inner: LeafEvaluator) -> None:
+        self.inner = inner
+        self.queries: list[tuple[np.ndarray, ...]] = []  # (reach1, reach2, cfv1, cfv2) per query
+
+    def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cfv1, cfv2 = self.inner(reach1, reach2)
+        self.queries.append((reach1.copy(), reach2.copy(), cfv1.copy(), cfv2.copy()))
+        return cfv1, cfv2
+
+    def stacked(self, column: int) -> np.ndarray:
+        """Column 0-3 of every query stacked: reach1 [Q, J1], reach2 [Q, J2], cfv1 [Q, J1] or cfv2 [Q, J2]."""
+        return np.concatenate([q[column] for q in self.queries])

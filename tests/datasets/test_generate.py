@@ -137,6 +137,8 @@ def test_foreign_work_directory_is_refused(tmp_path):
         (("--game", "no_such_game"), "no_such_game"),
         (("--task-size", "0"), "task size"),
         (("--p-keep", "2"), "p_keep"),
+        (("--p-solve", "1.5"), "p_solve"),
+        (("--p-solve", "0.5", "--particles", "4"), "--p-solve"),
         (("--backend", "ray", "--seed", "-1"), "seed"),
     ],
 )
