@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,33 +31,46 @@ from pvf.errors import PvfError
 from pvf.module_main import run_module
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
-from pvf.valuefn.encoding import normalized_rows
-from pvf.valuefn.network import load_value_function
+from pvf.valuefn.architecture import Batch
+from pvf.valuefn.encoding import PbsRows, normalized_rows
+from pvf.valuefn.network import Network, load_value_function
 
 CHUNK = 2000
+
+
+def validation_predictions(
+    data: Path, net: Network, split_seed: int, pbs: int, val_fraction: float
+) -> Iterator[tuple[np.ndarray, PbsRows, Batch, torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """Step 1: the net on the first `pbs` validation PBSs of `data` (split `split_seed`), `CHUNK` at a time:
+    (their PBS ids in the file [C], their rows, the encoded batch, values, targets, mask [C, N])."""
+    with PBSDataset(data) as ds:
+        trunk = ds.trunk
+    _, val = split_by_trunk(trunk, val_fraction, split_seed)
+    val = val[:pbs]
+    dataset = PbsTorchDataset(data, val, net.meta.layout.target)
+    for lo in range(0, len(val), CHUNK):
+        hi = min(lo + CHUNK, len(val))
+        rows = dataset.__getitems__(list(range(lo, hi)))
+        batch = net.meta.encoding.encode_batch(rows, net.meta.layout)
+        with torch.no_grad():
+            values, targets, mask = net.meta.encoding.predict(net.net, batch)
+        yield val[lo:hi], rows, batch, values, targets, mask
 
 
 def row_errors(data: Path, checkpoint: Path, split_seed: int, pbs: int, val_fraction: float) -> dict[str, Any]:
     """Steps 1–2 for one checkpoint: squared errors [rows] and each row's belief, player and public state."""
     net = load_value_function(checkpoint)
     with PBSDataset(data) as ds:
-        trunk, public_state = ds.trunk, ds.public_state
-    _, val = split_by_trunk(trunk, val_fraction, split_seed)
-    val = val[:pbs]
-    dataset = PbsTorchDataset(data, val, net.meta.layout.target)
+        public_state = ds.public_state
     errors, belief, player, state = [], [], [], []
     repeated: int | None = None  # only set networks read rows as features
-    for lo in range(0, len(val), CHUNK):
-        rows = dataset.__getitems__(list(range(lo, min(lo + CHUNK, len(val)))))
-        batch = net.meta.encoding.encode_batch(rows, net.meta.layout)
-        with torch.no_grad():
-            values, targets, mask = net.meta.encoding.predict(net.net, batch)
+    for ids, rows, batch, values, targets, mask in validation_predictions(data, net, split_seed, pbs, val_fraction):
         errors.append(((values - targets) ** 2)[mask].numpy())
         b, _, _ = normalized_rows(rows, net.meta.layout.normalize)
         sample = np.repeat(np.arange(len(rows["counts"])), rows["counts"])
         belief.append(b)
         player.append(rows["player"])
-        state.append(public_state[val[lo + sample]])
+        state.append(public_state[ids[sample]])
         if "features" in batch:
             repeated = repeated or 0
             for features, keep in zip(batch["features"].numpy(), batch["mask"].numpy()):

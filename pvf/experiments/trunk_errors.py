@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
+from pvf.experiments.row_errors import validation_predictions
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
 from pvf.module_main import run_module
@@ -48,7 +48,6 @@ from pvf.solvers.evaluators import CFRTargetEvaluator, RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk, TrunkResult, build_trunk, solve_and_evaluate
 from pvf.trainers.configs import training_defaults
-from pvf.trainers.data import PbsTorchDataset, split_by_trunk
 from pvf.valuefn.network import Network, load_value_function
 
 
@@ -86,16 +85,14 @@ def near_pure(trunk: Trunk, strategies: tuple[np.ndarray, np.ndarray], threshold
 def validation_error(data: Path, net: Network, pbs: int, split_seed: int) -> float:
     """Step 4: the relative error pooled over the first `pbs` validation PBSs of `data` (split `split_seed`):
     Σ|net − target| / Σ|target| over all their rows (a PBS whose targets are all 0 has no ratio of its own)."""
-    with PBSDataset(data) as ds:
-        trunk = ds.trunk
-    _, val = split_by_trunk(trunk, training_defaults().val_fraction, split_seed)
-    val = val[:pbs]
-    rows = PbsTorchDataset(data, val, net.meta.layout.target).__getitems__(list(range(len(val))))
-    batch = net.meta.encoding.encode_batch(rows, net.meta.layout)
-    with torch.no_grad():
-        values, targets, mask = net.meta.encoding.predict(net.net, batch)
-    values, targets = (torch.where(mask, t, 0.0).double().numpy() for t in (values, targets))
-    return float(np.abs(values - targets).sum() / np.abs(targets).sum())
+    error = size = 0.0
+    for _, _, _, values, targets, mask in validation_predictions(
+        data, net, split_seed, pbs, training_defaults().val_fraction
+    ):
+        values, targets = (torch.where(mask, t, 0.0).double().numpy() for t in (values, targets))
+        error += float(np.abs(values - targets).sum())
+        size += float(np.abs(targets).sum())
+    return error / size
 
 
 def checkpoint_report(
