@@ -39,6 +39,14 @@ CASES = {
     "particle-trunks --seeds -1": ([*SWEEP[:-3], "--seeds", "-1", "--out", "o"], ["--seeds must be non-negative"]),
     "linear --n 100000": ([*LINEAR, "--n", "100000"], ["GiB for the particle features", "smaller --n"]),
     # directories made before the input was checked
+    "quality --p-solve 2": (
+        ["reproduce", "quality", "--games", "leduc", "--p-solve", "2", "--out", "q"],
+        ["--p-solve is a probability in [0, 1], got 2.0"],
+    ),
+    "quality --ablation --p-solve": (
+        ["reproduce", "quality", "--games", "leduc", "--ablation", "--p-solve", "0.5", "--out", "q"],
+        ["--ablation sets every lever itself; drop --p-solve"],
+    ),
     "linear --n 0": ([*LINEAR, "--n", "0"], ["must be >= 1"]),
     "linear --lr -1": ([*LINEAR, "--lr", "-1"], ["positive finite"]),
     "linear --lr nan": ([*LINEAR, "--lr", "nan"], ["positive finite"]),

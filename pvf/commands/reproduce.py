@@ -231,6 +231,12 @@ def _quality_options(p: argparse.ArgumentParser) -> None:
         "--eval-every", type=int, default=1024, help="steps between trunk-exploitability measurements (default 1024)"
     )
     p.add_argument(
+        "--p-solve",
+        type=float,
+        help="share of the data's trunks whose leaf beliefs are moved towards a trunk CFR+ solve's leaf queries "
+        "(pvf generate --p-solve; default: the protocol's)",
+    )
+    p.add_argument(
         "--ablation",
         action="store_true",
         help="the paper's protocol, it with each lever of the recipe alone and with targets and data together, "
@@ -452,7 +458,7 @@ def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
     if args.ablation:
         given = [
             f"--{name.replace('_', '-')}"
-            for name in ("target", "lr_schedule", "select", "data")
+            for name in ("target", "lr_schedule", "select", "data", "p_solve")
             if getattr(args, name) is not None
         ] + (["--protocol"] if args.protocol != "recipe" else [])
         if given:
@@ -466,7 +472,10 @@ def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
         "select": args.select,
         "shared_data": None if args.data is None else args.data == "shared",
         "trunks": args.trunks,
+        "p_solve": args.p_solve,
     }
+    if args.p_solve is not None and not 0.0 <= args.p_solve <= 1.0:
+        raise PvfError(f"--p-solve is a probability in [0, 1], got {args.p_solve}")
     protocol = replace(protocol, **{k: v for k, v in overrides.items() if v is not None})
     if protocol.select == "val_loss" and args.separate_runs:
         raise PvfError("--select val_loss needs ensembles (it validates at every measurement); drop --separate-runs")
@@ -476,6 +485,7 @@ def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
         "lr_schedule": protocol.lr_schedule,
         "select": protocol.select,
         "trunks": protocol.trunks or options.get("trunks") or 1000,
+        "p_solve": protocol.p_solve,
     }
 
 

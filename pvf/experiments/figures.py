@@ -26,6 +26,7 @@ class Protocol:
     select: the checkpoint judged, "last" or "val_loss" (the lowest validation loss).
     shared_data: one file for all seeds (the first seed's) instead of one per seed.
     trunks: trunk strategies per file (None: enough for `RECIPE_PBS`).
+    p_solve: share of the data's trunks moved towards a trunk solve's leaf queries (`pvf.datasets.solve_queries`).
     """
 
     name: str
@@ -34,6 +35,7 @@ class Protocol:
     select: str
     shared_data: bool
     trunks: int | None
+    p_solve: float = 0.0
 
 
 PROTOCOLS = {

@@ -88,7 +88,12 @@ def reproduce_quality(config: ReproduceConfig, protocol: Protocol) -> dict[str, 
             history = [{"game": game, "architecture": arch, "seed": seed, **r} for r in run.history]
             rows.extend(mark_chosen(history, game_config.select))
         first = ("game", "architecture", "seed", "step", "trunk_exploitability", "chosen")
-        extra = {"protocol": protocol.name, "target": game_config.target, "trunks": game_config.trunks}
+        extra = {
+            "protocol": protocol.name,
+            "target": game_config.target,
+            "trunks": game_config.trunks,
+            "p_solve": game_config.p_solve,
+        }
         rows = [{**{k: r[k] for k in first}, **r, **extra} for r in rows]
         csv_path, png_path = config.out / f"quality-{game}.csv", config.out / f"quality-{game}.png"
         write_csv(rows, csv_path)

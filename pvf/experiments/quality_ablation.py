@@ -77,6 +77,7 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
             lr_schedule=protocol.lr_schedule,
             select=protocol.select,
             trunks=protocol.trunks or config.trunks,
+            p_solve=protocol.p_solve,
         )
         results[protocol.name] = reproduce_quality(row_config, protocol)
     summary = {}

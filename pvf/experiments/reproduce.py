@@ -45,6 +45,7 @@ import torch
 
 from pvf.datasets.backends import check_backend
 from pvf.datasets.generate import generate
+from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError
 from pvf.experiments.figures import PROTOCOLS
@@ -103,6 +104,8 @@ class ReproduceConfig:
         the paper's sizes (app. F) are "particle".
     select: the checkpoint a run stands for: "last" (the paper's) or "val_loss" (the weights at the lowest
         validation loss, validated at every measurement, kept as "-chosen" checkpoints; ensembles only).
+    p_solve: the data's `SamplingConfig.p_solve` (trunks moved towards a trunk solve's leaf queries;
+        "-solve<p>" in data file names where it is not 0).
     """
 
     out: Path
@@ -134,6 +137,7 @@ class ReproduceConfig:
     particle_model: str = "particle-fixed-width"
     select: str = "last"
     store: Path | None = None
+    p_solve: float = 0.0
 
     @property
     def store_dir(self) -> Path:
@@ -193,6 +197,7 @@ def dataset_spec(config: ReproduceConfig, game: str, depth: int, seed: int) -> G
         seed=seed,
         solver=config.solver,
         target=_data_target(config),
+        sampling=SamplingConfig(p_solve=config.p_solve),
     )
 
 
@@ -206,6 +211,8 @@ def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) ->
     variant = "" if config.solver == "cfr+" else f"-{config.solver}"
     if _data_target(config) != "average":
         variant += f"-{_data_target(config)}"
+    if config.p_solve:
+        variant += f"-solve{config.p_solve:g}"
     path = (
         config.store_dir / "data" / f"{game}-d{depth}-t{config.trunks}-k{config.cfr_iterations}{variant}-seed{seed}.h5"
     )

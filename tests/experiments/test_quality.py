@@ -91,6 +91,22 @@ def test_the_mean_of_one_member_is_that_member(tmp_path):
     assert float(mean["trunk_exploitability"]) == pytest.approx(float(last["trunk_exploitability"]), rel=1e-6)
 
 
+def test_p_solve_data_is_its_own_file_and_recorded(tmp_path):
+    """A protocol with p_solve makes a "-solve<p>" file whose sampling attribute holds it, and its CSV says so."""
+    import h5py
+
+    from pvf.datasets.sampling import SamplingConfig
+
+    protocol = dataclasses.replace(PROTOCOLS["paper"], trunks=20, p_solve=0.5)
+    config = _config(tmp_path, protocol, seeds=(3,), max_steps=20, p_solve=protocol.p_solve)
+    summary = reproduce_quality(config, protocol)["leduc"]
+    (data,) = (tmp_path / "data").glob("*.h5")
+    assert data.name.endswith("-solve0.5-seed3.h5")
+    with h5py.File(data, "r") as f:
+        assert SamplingConfig.from_json(f.attrs["sampling"]).p_solve == 0.5
+    assert {r["p_solve"] for r in _rows(summary["csv"])} == {"0.5"}
+
+
 def test_chosen_rows_and_refusals():
     history = [{"step": 0, "val_loss": 0.3}, {"step": 10, "val_loss": 0.1}, {"step": 20, "val_loss": 0.1}]
     assert [r["chosen"] for r in mark_chosen(history, "val_loss")] == [0, 1, 0]  # the earliest of equal losses
