@@ -102,7 +102,8 @@ def reproduce_quality(config: ReproduceConfig, protocol: Protocol) -> dict[str, 
             png_path,
             f"{game}: trunk exploitability during training, {protocol.name} protocol "
             f"({game_config.target} targets, {game_config.lr_schedule} learning rate, "
-            f"{game_config.trunks:,} trunks{' shared' if protocol.shared_data else ' per seed'}; "
+            f"{game_config.trunks:,} trunks{' shared' if protocol.shared_data else ' per seed'}"
+            f"{f', p_solve {game_config.p_solve:g}' if game_config.p_solve else ''}; "
             f"dots: the chosen checkpoints, by {game_config.select.replace('_', ' ')})",
             loss_key="val_loss" if game_config.select == "val_loss" else "train_loss",
         )
