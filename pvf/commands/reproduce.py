@@ -211,8 +211,9 @@ def _quality_options(p: argparse.ArgumentParser) -> None:
         "--protocol",
         choices=tuple(PROTOCOLS),
         default="recipe",
-        help="recipe (default): best-response targets, one large file per game, cosine schedule, the checkpoint "
-        "of lowest validation loss; paper: average targets, 1,000 trunks per seed, constant rate, the last "
+        help="recipe (default): best-response targets, one large file per game with half its trunks moved towards a "
+        "trunk solve's leaf queries, cosine schedule, the checkpoint of lowest validation loss; paper: average "
+        "targets, 1,000 trunks per seed, constant rate, the last "
         "checkpoint. The options below change one lever of either",
     )
     _training_options(p, defaults="the protocol's")

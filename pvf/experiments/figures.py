@@ -39,6 +39,6 @@ class Protocol:
 
 
 PROTOCOLS = {
-    "recipe": Protocol("recipe", "best_response", "cosine", "val_loss", shared_data=True, trunks=None),
+    "recipe": Protocol("recipe", "best_response", "cosine", "val_loss", shared_data=True, trunks=None, p_solve=0.5),
     "paper": Protocol("paper", "average", "constant", "last", shared_data=False, trunks=1000),
 }

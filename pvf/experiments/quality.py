@@ -1,6 +1,6 @@
 """`pvf reproduce quality`: value functions trained by the recipe, or by the paper's protocol, judged in the trunk.
 
-The recipe changes four things of fig. 3's protocol (the paper's; both are `pvf.experiments.figures.PROTOCOLS`):
+The recipe changes five things of fig. 3's protocol (the paper's; both are `pvf.experiments.figures.PROTOCOLS`):
   1. targets: best responses, guarded where a belief is zero
      (`pvf.solvers.guarded_values`), the values a trunk needs there;
   2. data: one large file per game shared by all seeds (`RECIPE_PBS`: at
@@ -10,7 +10,11 @@ The recipe changes four things of fig. 3's protocol (the paper's; both are `pvf.
   3. Adam's learning rate cosine-annealed to 0 over the run;
   4. checkpoint selection: each member's weights at its lowest validation
      loss (validated at every measurement, kept as a "-chosen" checkpoint),
-     not its last weights.
+     not its last weights;
+  5. half the file's trunks moved towards the leaf beliefs a trunk solve
+     asks about (`p_solve` 0.5, `pvf.datasets.sampling` step 4), which
+     took Leduc's nets from 0.107 to 0.064 and Goofspiel-5's from 0.021 /
+     0.035 to 0.010 (docs/results/value-function-quality.md).
 Each lever is also an option, so that an ablation row is one flag away
 from either protocol. Per game: the data (`pvf.experiments.reproduce`),
 each architecture's seeds trained as one ensemble with trunk exploitability
@@ -56,7 +60,7 @@ def recipe_trunks(game: str, tree: PublicTree) -> int:
 def reproduce_quality(config: ReproduceConfig, protocol: Protocol) -> dict[str, Any]:
     """Train and judge every game of `config` by `protocol`; a summary per game.
 
-    config: the protocol's levers (target, lr_schedule, select) already set; its trunks are used where
+    config: the protocol's levers (target, lr_schedule, select, p_solve) already set; its trunks are used where
         `protocol.trunks` is not None, else `recipe_trunks` per game.
     """
     for game in config.games:

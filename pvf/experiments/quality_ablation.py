@@ -3,9 +3,10 @@
 Rows (`ablation_protocols`): the paper's protocol; it with exactly one lever
 of the recipe (`pvf.experiments.quality`) changed — best-response targets,
 the recipe's large shared file, the cosine schedule, the checkpoint of
-lowest validation loss; it with the first two together ("targets+data":
-more data of the average profile's values can hurt, so the two levers
-interact); and the whole recipe. Each row is one
+lowest validation loss, data moved towards a trunk solve's queries
+("solve"); it with the first two together ("targets+data": more data of
+the average profile's values can hurt, so the two levers interact); and
+the whole recipe. Each row is one
 `reproduce_quality` run that writes its figures to out/rows/<row>/, and all
 rows keep their data and networks in out/data and out/checkpoints (the
 config's `store`), so a file or a network two rows need is made once: the
@@ -45,6 +46,7 @@ LEVERS = {  # a row's name: the Protocol fields it takes from the recipe
     "data": ("shared_data", "trunks"),
     "schedule": ("lr_schedule",),
     "checkpoint": ("select",),
+    "solve": ("p_solve",),
     "targets+data": ("target", "shared_data", "trunks"),
 }
 
@@ -117,6 +119,7 @@ def _table_row(game: str, protocol: Protocol, arch: str, figures: dict[str, Any]
         "trunks": protocol.trunks if protocol.trunks is not None else "recipe",
         "lr_schedule": protocol.lr_schedule,
         "select": protocol.select,
+        "p_solve": protocol.p_solve,
     }
 
 

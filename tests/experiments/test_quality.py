@@ -31,6 +31,7 @@ def _config(tmp_path, protocol, **changes):
         target=protocol.target,
         lr_schedule=protocol.lr_schedule,
         select=protocol.select,
+        p_solve=protocol.p_solve,
     )
     return ReproduceConfig(**{**fields, **changes})
 
@@ -98,7 +99,7 @@ def test_p_solve_data_is_its_own_file_and_recorded(tmp_path):
     from pvf.datasets.sampling import SamplingConfig
 
     protocol = dataclasses.replace(PROTOCOLS["paper"], trunks=20, p_solve=0.5)
-    config = _config(tmp_path, protocol, seeds=(3,), max_steps=20, p_solve=protocol.p_solve)
+    config = _config(tmp_path, protocol, seeds=(3,), max_steps=20)
     summary = reproduce_quality(config, protocol)["leduc"]
     (data,) = (tmp_path / "data").glob("*.h5")
     assert data.name.endswith("-solve0.5-seed3.h5")
@@ -123,12 +124,16 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
     paper = dataclasses.replace(PROTOCOLS["paper"], trunks=10)
     recipe = dataclasses.replace(PROTOCOLS["recipe"], trunks=30)
     names = [p.name for p in ablation_protocols(paper, recipe)]
-    assert names == ["paper", "targets", "data", "schedule", "checkpoint", "targets+data", "recipe"]
+    assert names == ["paper", "targets", "data", "schedule", "checkpoint", "solve", "targets+data", "recipe"]
     summary = reproduce_ablation(_config(tmp_path, paper), paper, recipe)["leduc"]
     table = {r["row"]: r for r in _rows(summary["csv"])}
     assert list(table) == names and {r["architecture"] for r in table.values()} == {"positional"}
     changed = {  # each row differs from the paper row in its own lever's columns only
-        name: {k for k in ("target", "data", "trunks", "lr_schedule", "select") if table[name][k] != table["paper"][k]}
+        name: {
+            k
+            for k in ("target", "data", "trunks", "lr_schedule", "select", "p_solve")
+            if table[name][k] != table["paper"][k]
+        }
         for name in names
     }
     assert changed == {
@@ -137,17 +142,21 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
         "data": {"data", "trunks"},
         "schedule": {"lr_schedule"},
         "checkpoint": {"select"},
+        "solve": {"p_solve"},
         "targets+data": {"target", "data", "trunks"},
-        "recipe": {"target", "data", "trunks", "lr_schedule", "select"},
+        "recipe": {"target", "data", "trunks", "lr_schedule", "select", "p_solve"},
     }
-    # one store: per-seed files for paper (average) and targets (best_response), one shared file each for data
-    # and recipe; no row made its own
+    # one store: per-seed files for paper (average), targets (best_response) and solve, one shared file each for
+    # data, targets+data and recipe; no row made its own
     assert sorted(p.name for p in (tmp_path / "data").glob("*.h5")) == [
         "leduc-d7-t10-k5-best_response-seed0.h5",
         "leduc-d7-t10-k5-best_response-seed1.h5",
         "leduc-d7-t10-k5-seed0.h5",
         "leduc-d7-t10-k5-seed1.h5",
+        "leduc-d7-t10-k5-solve0.5-seed0.h5",
+        "leduc-d7-t10-k5-solve0.5-seed1.h5",
         "leduc-d7-t30-k5-best_response-seed0.h5",
+        "leduc-d7-t30-k5-best_response-solve0.5-seed0.h5",
         "leduc-d7-t30-k5-seed0.h5",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
