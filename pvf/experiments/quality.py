@@ -12,9 +12,9 @@ The recipe changes five things of fig. 3's protocol (the paper's; both are `pvf.
      loss (validated at every measurement, kept as a "-chosen" checkpoint),
      not its last weights;
   5. half the file's trunks moved towards the leaf beliefs a trunk solve
-     asks about (`p_solve` 0.5, `pvf.datasets.sampling` step 4), which
-     took Leduc's nets from 0.107 to 0.064 and Goofspiel-5's from 0.021 /
-     0.035 to 0.010 (docs/results/value-function-quality.md).
+     asks about (`p_solve` 0.5, `pvf.datasets.sampling` step 4), the
+     lever that brought both games' nets under the goals
+     (docs/results/value-function-quality.md).
 Each lever is also an option, so that an ablation row is one flag away
 from either protocol. Per game: the data (`pvf.experiments.reproduce`),
 each architecture's seeds trained as one ensemble with trunk exploitability
