@@ -1,7 +1,7 @@
 """A network's config with some arguments changed, trained by the recipe as one ensemble, judged in the trunk.
 
     python -m pvf.experiments.architecture_variants FILE.h5 --architecture particle --set basis_dim=48 \\
-        [--seeds 5] [--first-seed 0] [--max-steps 16384] [--batch-size 64] [--out DIR] [--json]
+        [--seeds 5] [--first-seed 0] [--max-steps 16384] [--batch-size 64] [--threads 1] [--out DIR] [--json]
 
 `pvf reproduce quality` trains each architecture with the sizes of its
 `configs/model/<name>.yaml`. This asks what a change of those arguments
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 import yaml
 
 from pvf.datasets.layout import DataLayout
@@ -130,16 +131,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, default=16384, help="training steps (default 16384)")
     parser.add_argument("--batch-size", type=int, default=64, help="PBSs per step and member (default 64)")
     parser.add_argument("--out", type=Path, default=None, help="where the members go")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads (default 1, as pvf reproduce: two runs at torch's default on 2 cores ran 10x slower)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if min(args.seeds, args.max_steps, args.batch_size) < 1:
-        raise PvfError("--seeds, --max-steps and --batch-size must be positive")
+    if min(args.seeds, args.max_steps, args.batch_size, args.threads) < 1:
+        raise PvfError("--seeds, --max-steps, --batch-size and --threads must be positive")
     if args.first_seed < 0:
         raise PvfError("--first-seed must be non-negative")
     if not args.data.is_file():
         raise PvfError(f"{args.data}: no such file; make one with pvf generate")
     name = "-".join([args.architecture, *(c.replace("=", "") for c in args.changes), f"b{args.batch_size}"])
     out = args.out or Path("runs/variants") / name
+    torch.set_num_threads(args.threads)
     summary = run_variant(
         args.data, args.architecture, args.changes, args.seeds, args.max_steps, out, args.batch_size, args.first_seed
     )

@@ -32,3 +32,5 @@ def test_a_changed_argument_reaches_the_net_and_an_unchanged_one_changes_nothing
         main([str(tmp_path / "missing.h5")])
     with pytest.raises(PvfError, match="--first-seed"):
         main([str(kuhn_data), "--first-seed", "-1"])
+    with pytest.raises(PvfError, match="--threads must be positive"):
+        main([str(kuhn_data), "--threads", "0"])
