@@ -13,20 +13,10 @@ from pvf.datasets.solve_queries import solve_queries
 from pvf.errors import PvfError
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 from pvf.solvers.sequence_form import build_sequence_game
+from pvf.solvers.sequence_ops import uniform_strategy
 from tests.datasets.pbs_helpers import LEDUC, datasets_of, make, small_spec
 
 CFR = 20  # the small specs' CFR+ iterations per leaf subgame
-
-
-def uniform_strategies(trunk) -> tuple[np.ndarray, np.ndarray]:
-    """Per player [S_n, 1] the uniform behaviour strategy (root rows 1)."""
-    out = []
-    for seqs in trunk.players:
-        R = seqs.num_roots
-        strat = np.ones((seqs.num_sequences, 1))
-        strat[R:, 0] = 1.0 / seqs.info_size[seqs.seq_info[R:]]
-        out.append(strat)
-    return out[0], out[1]
 
 
 def test_files_without_it_keep_their_sampling_text():
@@ -40,11 +30,10 @@ def test_files_without_it_keep_their_sampling_text():
 
 def test_queries_start_at_uniform_play_and_are_reaches(leduc):
     """The solve's first query is the leaf reach of uniform play (its first iterate), in `leaf_beliefs`' columns;
-    every query is a reach: in [0, 1], and within a leaf public state a player's reaches sum to the uniform-chance
-    count of its infostates at most."""
+    every query is a reach, in [0, 1], and the solve moves away from uniform play."""
     q1, q2 = solve_queries(LEDUC, 7, CFR, "average", DEFAULT_MAX_HISTORIES)
     trunk = build_sequence_game(leduc, depth_limit=7)
-    u1, u2 = leaf_beliefs(trunk, uniform_strategies(trunk))
+    u1, u2 = leaf_beliefs(trunk, tuple(uniform_strategy(seqs, 1) for seqs in trunk.players))
     np.testing.assert_array_equal(q1[0], u1[0])
     np.testing.assert_array_equal(q2[0], u2[0])
     assert q1.shape == (202, len(trunk.leaf_infostates[0])) and q2.shape[0] == 202
