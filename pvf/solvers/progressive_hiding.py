@@ -122,7 +122,7 @@ class Iterate:
     mu_key: [R, G, W] mu^t per relaxed key; mu: [R, D, W] at each decision node.
     edge, reach: [R, N + 1] the probability of the edge into each node and of reaching it under mu^t.
     at: [R, D] the reach of each decision node.
-    gamma_key: [R, K, W] the projection per original infostate.
+    gamma_key: [R, K, W] the projection per original infostate; gamma: [R, D, W] at each decision node.
     diff: [R, D, W] mu^t - gamma at each decision node (0 past the legal actions); distance: [R, D] its squared norm.
     """
 
@@ -132,6 +132,7 @@ class Iterate:
     reach: np.ndarray
     at: np.ndarray
     gamma_key: np.ndarray
+    gamma: np.ndarray
     diff: np.ndarray
     distance: np.ndarray
 
@@ -244,8 +245,9 @@ class ProgressiveHiding:
         reach = self.reach(edge)
         at = reach[:, self.tree.decisions]  # [R, D]
         gamma_key = self.group_mean(self.original, self.to_original, at, mu)
-        diff = (mu - gamma_key[:, self.original]) * self.legal
-        return Iterate(mu_key, mu, edge, reach, at, gamma_key, diff, (diff**2).sum(axis=2))
+        gamma = gamma_key[:, self.original]
+        diff = (mu - gamma) * self.legal
+        return Iterate(mu_key, mu, edge, reach, at, gamma_key, gamma, diff, (diff**2).sum(axis=2))
 
     def step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One iteration (steps 1-6); returns (E_gamma[r] [R], E_mu[r] [R], violation [R], gamma [R, K, W])."""
@@ -256,8 +258,7 @@ class ProgressiveHiding:
         else:
             self.add_episode_regrets(it)
         terminal = it.reach[:, : len(tree.value)] @ tree.value
-        gamma = it.gamma_key[:, self.original]
-        projected = self.reach(self.edges(gamma))[:, : len(tree.value)] @ tree.value
+        projected = self.reach(self.edges(it.gamma))[:, : len(tree.value)] @ tree.value
         return projected, terminal, (it.at * it.distance).sum(axis=1), it.gamma_key
 
     def full_width_regrets(self, it: Iterate) -> np.ndarray:
