@@ -99,6 +99,23 @@ def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeyp
     assert generate(SPEC, killed, progress=False).status == "complete"
 
 
+def test_the_join_streams_chunk_by_chunk(reference, tmp_path, monkeypatch):
+    """The final file is joined shard by shard into datasets of many chunks (`ChunkAppender`: chunks of 5 rows
+    here, so chunks straddle shards and shards straddle chunks): the same datasets as the reference's."""
+    from pvf.datasets import schema
+
+    monkeypatch.setattr(schema, "CHUNK_ROWS", 5)
+    small = tmp_path / "small-chunks.h5"
+    generate(SPEC, small, progress=False)
+    with h5py.File(small) as f:
+        assert f["infostates/belief"].chunks == (5,) and len(f["infostates/belief"]) > 3 * 5
+        assert f["features/public"].chunks[0] == 5 and len(f["features/public"]) == SPEC.num_trunks
+    ref, data = _datasets(reference), _datasets(small)
+    assert data.keys() == ref.keys()
+    for name in ref:
+        np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
+
+
 def test_shards_of_an_earlier_version_resume(reference, tmp_path, monkeypatch):
     """Particle shards written before the two kinds shared a driver lack the size attributes: a rerun keeps them."""
     real = driver.run_tasks
