@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", type=Path, nargs="+", help="fig4-<game>-runs.csv tables of particle-trunk sweeps")
     parser.add_argument("--out", type=Path, required=True, help="output folder (created)")
     parser.add_argument("--name", default="game", help="the files' game name: fig4-<name>.csv (default game)")
-    parser.add_argument("--title", default=None, help="the plot's title (default: the name and the draws)")
+    parser.add_argument(
+        "--title", default=None, help="the plot's title (default: the name, the seeds and the number of tables)"
+    )
     args = parser.parse_args(argv)
     rows = merge_runs([read_runs(path) for path in args.runs])
     table = summarize(rows)
