@@ -111,7 +111,7 @@ class DataLayout:
                 depth=ds.attrs["depth"],
                 target=target,
                 public_dim=int(ds.public_features.shape[1]),
-                private_dim=int(ds.private_features[0].shape[1]),
+                private_dim=ds.private_dim,
                 max_slots=tuple(int(slot[player == n].max(initial=-1)) + 1 for n in (0, 1)),
                 normalize=normalize,
                 particles=int(ds.attrs.get("particles", 0)),

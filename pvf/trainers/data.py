@@ -9,23 +9,36 @@
    handle is ever pickled, so it works with spawned DataLoader workers.
    The DataLoader fetches a batch with one `__getitems__` call: the batch's
    rows gathered with index arrays into a flat `PbsRows`, not B samples.
-2. `PbsCollate` turns a list of samples into the same flat `PbsRows` (and
+2. A file too large for memory (300,000 Goofspiel-13 samples: 30 GB as
+   float32 columns) is read in blocks of `block_samples` consecutive
+   samples (block b: samples [b·S, (b+1)·S)), one block in memory per
+   dataset (`default_block_samples` picks S from the file's size).
+   `BlockShuffle` then orders an epoch as the blocks in a random order,
+   each block's samples shuffled, so each block is read once an epoch;
+   the samples of a file are independent draws, so a batch from one block
+   is as unbiased as one from the whole file, and `split_by_block` holds
+   out whole blocks' trunks for validation, so a validation pass reads
+   about `val_fraction` of the file.
+3. `PbsCollate` turns a list of samples into the same flat `PbsRows` (and
    passes `__getitems__`'s rows through); the model's architecture encodes
    rows into its tensors (`pvf.valuefn.architecture.Architecture.encode_batch`),
    so the data side knows nothing of any network.
-3. `split_by_trunk` splits sample rows into train and validation so that
+4. `split_by_trunk` splits sample rows into train and validation so that
    every trunk strategy's samples land on one side.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
 import numpy as np
-from torch.utils.data import Dataset
+import torch
+from torch.utils.data import Dataset, Sampler
 
+from pvf.datasets import schema
 from pvf.datasets.layout import check_target
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
@@ -46,31 +59,71 @@ class PbsSample(TypedDict):
 
 
 class _Columns:
-    """The file's arrays in memory, private features gathered per infostate row."""
+    """Samples [first, last) of the file in memory, private features gathered per infostate row.
 
-    def __init__(self, path: str, target: str) -> None:
-        with PBSDataset(path) as ds:
-            values = getattr(ds, check_target(ds, target))
-            self.public_state = ds.public_state
-            self.offset = ds.offset
-            self.player = ds.player.astype(np.int64)
-            self.slot = ds.slot.astype(np.int64)
-            self.belief = ds.belief.astype(np.float32)
-            self.target = values.astype(np.float32)
-            self.public = ds.public_features
-            reach = ds.cf_reach
-            self.cf_reach = np.zeros(len(self.player), dtype=np.float32) if reach is None else reach.astype(np.float32)
-            opponent = ds.cf_opponent
-            self.cf_opponent = np.zeros((len(self.player), 0), dtype=np.float32) if opponent is None else opponent
-            private = ds.private_features
-            self.private = np.empty((len(self.player), private[0].shape[1]), dtype=np.float32)  # [M, Fq]
-            for n in (0, 1):
-                self.private[self.player == n] = private[n][ds.index[self.player == n]]
+    offset: [n + 1] rows of each sample from 0; public: [P', Fp] the public features of the
+    samples' public states, `public_state` [n] indexing it; row columns [m] (private, cf_opponent [m, Fq]).
+    """
+
+    def __init__(self, ds: PBSDataset, target: str, first: int, last: int) -> None:
+        offset = ds.offset[first : last + 1]
+        lo, hi = int(offset[0]), int(offset[-1])
+        self.offset = offset - lo
+        public_state = ds.public_state[first:last]
+        low = int(public_state.min(initial=0))
+        self.public_state = public_state - low
+        self.public = ds.read_range(schema.FEATURES_PUBLIC, low, int(public_state.max(initial=-1)) + 1)
+
+        def rows(path: str) -> np.ndarray:
+            return ds.read_range(path, lo, hi)
+
+        player = rows(schema.ROW_DATASETS["player"][0])
+        index = rows(schema.ROW_DATASETS["index"][0])
+        self.player = player.astype(np.int64)
+        self.slot = rows(schema.ROW_DATASETS["slot"][0]).astype(np.int64)
+        self.belief = rows(schema.ROW_DATASETS["belief"][0]).astype(np.float32)
+        self.target = rows(schema.ROW_DATASETS[check_target(ds, target)][0]).astype(np.float32)
+        self.cf_reach = (
+            rows(schema.PARTICLE_DATASETS["cf_reach"][0]).astype(np.float32)
+            if ds.has_cf_reach
+            else np.zeros(hi - lo, dtype=np.float32)
+        )
+        self.cf_opponent = (
+            rows(schema.PARTICLE_DATASETS["cf_opponent"][0])
+            if ds.has_cf_opponent
+            else np.zeros((hi - lo, 0), dtype=np.float32)
+        )
+        self.private = np.empty((hi - lo, ds.private_dim), dtype=np.float32)  # [m, Fq]
+        for n in (0, 1):
+            mine = player == n
+            if mine.any():  # the table rows this block needs, read as one range
+                wanted = index[mine]
+                low = int(wanted.min())
+                self.private[mine] = ds.read_range(schema.FEATURES_PRIVATE[n], low, int(wanted.max()) + 1)[wanted - low]
         if not (np.isfinite(self.belief).all() and np.isfinite(self.target).all()):
-            raise PvfError(f"{path}: beliefs or targets hold NaN or infinity")
+            raise PvfError(f"{ds.path}: beliefs or targets hold NaN or infinity")
+
+    def gather(self, samples: np.ndarray) -> PbsRows:
+        """The samples `samples: [B]` (0-based in this block) as flat rows."""
+        lo, counts = self.offset[samples], self.offset[samples + 1] - self.offset[samples]
+        index = np.repeat(lo, counts) + positions(counts)
+        return PbsRows(
+            counts=counts,
+            public=self.public[self.public_state[samples]],
+            player=self.player[index],
+            slot=self.slot[index],
+            belief=self.belief[index],
+            target=self.target[index],
+            private=self.private[index],
+            cf_reach=self.cf_reach[index],
+            cf_opponent=self.cf_opponent[index],
+        )
 
 
-_LOADED: weakref.WeakValueDictionary[tuple[str, int, int, str], _Columns] = weakref.WeakValueDictionary()
+_LOADED: weakref.WeakValueDictionary[tuple, _Columns] = weakref.WeakValueDictionary()  # (*file_version, target, block)
+_OPEN: weakref.WeakValueDictionary[tuple[str, int, int], PBSDataset] = weakref.WeakValueDictionary()
+IN_MEMORY_BYTES = 8 << 30  # files whose columns take more are read in blocks (Goofspiel-5's 500,000 PBSs: 2 GiB)
+BLOCK_BYTES = 512 << 20  # about what one block's columns take
 
 
 def file_version(path: str | Path) -> tuple[str, int, int]:
@@ -79,79 +132,131 @@ def file_version(path: str | Path) -> tuple[str, int, int]:
     return str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size
 
 
+def column_bytes(ds: PBSDataset) -> int:
+    """What the columns of the whole file take in memory (`_Columns`: float32 features, int64 players and slots)."""
+    width = ds.private_dim * (2 if ds.has_cf_opponent else 1)
+    public = ds.public_features
+    return ds.num_rows * (4 * width + 8 + 8 + 4 + 4 + 4) + public.nbytes
+
+
+def default_block_samples(ds: PBSDataset) -> int:
+    """0 (the whole file in memory) where its columns take at most `IN_MEMORY_BYTES`, else samples per `BLOCK_BYTES`."""
+    size = column_bytes(ds)
+    return 0 if size <= IN_MEMORY_BYTES else max(1, BLOCK_BYTES * ds.num_samples // size)
+
+
 def num_samples(path: str | Path) -> int:
     """The number of samples (PBSs) in the dataset file at `path`."""
     with PBSDataset(path) as ds:
         return ds.num_samples
 
 
-def _load_columns(path: str, target: str) -> _Columns:
-    """The columns of `path` for `target`, shared with every dataset of this process that holds them.
+def _open(path: str) -> PBSDataset:
+    """The file at `path` opened once per process while any block-reading dataset holds it."""
+    version = file_version(path)
+    ds = _OPEN.get(version)
+    if ds is None:
+        ds = _OPEN[version] = PBSDataset(path)
+    return ds
+
+
+def _load_columns(path: str, target: str, block: tuple[int, int] | None, ds: PBSDataset | None) -> _Columns:
+    """Samples `block` = [first, last) of `path` (None: all of them, read from the file opened here; else from
+    the open `ds`) for `target`, shared with every dataset of this process that holds them.
 
     A file rewritten since (another `file_version`) is read again.
     """
-    key = (*file_version(path), target)
+    key = (*file_version(path), target, block)
     columns = _LOADED.get(key)
     if columns is None:
-        columns = _LOADED[key] = _Columns(path, target)
+        if block is None:
+            with PBSDataset(path) as whole:
+                columns = _Columns(whole, target, 0, whole.num_samples)
+        else:
+            columns = _Columns(ds, target, block[0], min(block[1], ds.num_samples))
+        _LOADED[key] = columns
     return columns
 
 
 class PbsTorchDataset(Dataset):
-    """Samples `rows` of the PBS file at `path`; item i is a `PbsSample`."""
+    """Samples `rows` of the PBS file at `path`; item i is a `PbsSample`.
 
-    def __init__(self, path: str | Path, rows: np.ndarray, target: str = "average") -> None:
+    block_samples: 0, the whole file in memory; S > 0, sample s read in block s // S (module docstring, 2),
+        one block held at a time: a loader should visit the rows block by block (`BlockShuffle`, sorted rows).
+    """
+
+    def __init__(self, path: str | Path, rows: np.ndarray, target: str = "average", block_samples: int = 0) -> None:
         self.path = str(path)
         self.rows = np.asarray(rows, dtype=np.int64)
         self.target = target
-        self._columns: _Columns | None = None
+        self.block_samples = block_samples
+        self._block: tuple[int, _Columns] | None = None
+        self._file: PBSDataset | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_columns"] = None  # each process reads the file itself
+        state["_block"] = state["_file"] = None  # each process reads the file itself
         return state
 
-    @property
-    def columns(self) -> _Columns:
-        if self._columns is None:
-            self._columns = _load_columns(self.path, self.target)
-        return self._columns
+    def blocks(self) -> np.ndarray:
+        """[len] the block of each item (all 0 for a whole-file dataset)."""
+        return self.rows // self.block_samples if self.block_samples else np.zeros(len(self.rows), dtype=np.int64)
+
+    def _columns(self, block: int) -> _Columns:
+        if self._block is None or self._block[0] != block:
+            S = self.block_samples
+            if S and self._file is None:
+                self._file = _open(self.path)
+            span = (block * S, (block + 1) * S) if S else None
+            self._block = None  # the old block freed before the new one is read
+            self._block = (block, _load_columns(self.path, self.target, span, self._file))
+        return self._block[1]
 
     def __getitem__(self, i: int) -> PbsSample:
-        c = self.columns
-        row = self.rows[i]
-        lo, hi = c.offset[row], c.offset[row + 1]
-        return PbsSample(
-            public=c.public[c.public_state[row]],
-            player=c.player[lo:hi],
-            slot=c.slot[lo:hi],
-            belief=c.belief[lo:hi],
-            target=c.target[lo:hi],
-            private=c.private[lo:hi],
-            cf_reach=c.cf_reach[lo:hi],
-            cf_opponent=c.cf_opponent[lo:hi],
-        )
+        rows = self.__getitems__([i])
+        return PbsSample(public=rows["public"][0], **{k: v for k, v in rows.items() if k not in ("counts", "public")})
 
     def __getitems__(self, indices: list[int]) -> PbsRows:
-        """Items `indices` at once: one gather per column instead of B slices and concatenations."""
-        c = self.columns
+        """Items `indices` at once: one gather per column (per run of one block) instead of B slices."""
         rows = self.rows[np.asarray(indices, dtype=np.int64)]
-        lo, counts = c.offset[rows], c.offset[rows + 1] - c.offset[rows]
-        index = np.repeat(lo, counts) + positions(counts)
-        return PbsRows(
-            counts=counts,
-            public=c.public[c.public_state[rows]],
-            player=c.player[index],
-            slot=c.slot[index],
-            belief=c.belief[index],
-            target=c.target[index],
-            private=c.private[index],
-            cf_reach=c.cf_reach[index],
-            cf_opponent=c.cf_opponent[index],
-        )
+        S = self.block_samples
+        if not S:
+            return self._columns(0).gather(rows)
+        block = rows // S
+        starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
+        runs = [
+            self._columns(int(block[a])).gather(rows[a:b] - block[a] * S)
+            for a, b in zip(starts, np.r_[starts[1:], len(rows)])
+        ]
+        return runs[0] if len(runs) == 1 else _concatenate(runs)
+
+
+class BlockShuffle(Sampler[int]):
+    """A dataset's items block by block: the blocks in a random order, each block's items shuffled.
+
+    blocks: [n] the block of each item (`PbsTorchDataset.blocks`). Each epoch draws its seed from
+    torch's global generator, as torch's `RandomSampler` does, so `seed_everything` repeats it.
+    """
+
+    def __init__(self, blocks: np.ndarray) -> None:
+        self.blocks = np.asarray(blocks)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __iter__(self) -> Iterator[int]:
+        rng = np.random.default_rng(int(torch.empty((), dtype=torch.int64).random_().item()))
+        ids, which = np.unique(self.blocks, return_inverse=True)
+        rank = rng.permutation(len(ids))
+        shuffled = rng.permutation(len(self.blocks))
+        return iter(shuffled[np.argsort(rank[which[shuffled]], kind="stable")].tolist())
+
+
+def _concatenate(parts: list[PbsRows]) -> PbsRows:
+    return PbsRows(**{k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
 
 
 def _flatten(samples: list[PbsSample]) -> PbsRows:
@@ -191,4 +296,27 @@ def split_by_trunk(trunk: np.ndarray, val_fraction: float, seed: int) -> tuple[n
         )
     val_trunks = np.random.default_rng(seed).permutation(trunks)[:num_val]
     is_val = np.isin(trunk, val_trunks)
+    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
+
+
+def split_by_block(
+    trunk: np.ndarray, block_samples: int, val_fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, validation rows) of samples `trunk: [N]` read in blocks of `block_samples` samples.
+
+    A seeded permutation of the blocks puts round(val_fraction · blocks) of them (at least one) in
+    validation, with every trunk strategy that has a sample in them: validation is whole blocks (and a
+    trunk's samples in a neighbouring block), so a validation pass reads about `val_fraction` of the file.
+    """
+    if not 0.0 < val_fraction < 1.0:
+        raise PvfError(f"val_fraction must lie strictly between 0 and 1, got {val_fraction}")
+    blocks = -(-len(trunk) // block_samples)
+    num_val = validation_trunk_count(blocks, val_fraction)
+    chosen = np.random.default_rng(seed).permutation(blocks)[:num_val]
+    is_val = np.isin(trunk, trunk[np.isin(np.arange(len(trunk)) // block_samples, chosen)])
+    if num_val >= blocks or is_val.all():
+        raise PvfError(
+            f"cannot split {len(trunk)} samples in {blocks} blocks of {block_samples} into train and validation "
+            f"with val_fraction={val_fraction}; pass a smaller data.block_samples or generate more trunks"
+        )
     return np.flatnonzero(~is_val), np.flatnonzero(is_val)

@@ -4,6 +4,9 @@
    so the CLI can hand it to the model before training (`link_arguments`).
 2. `setup()` splits the samples by trunk strategy (`/samples/trunk`) with a
    seeded permutation: validation holds whole trunks, never single rows.
+   A file too large for memory is read in blocks of samples
+   (`pvf.trainers.data`, 2): the training loader visits the blocks in a
+   random order, each shuffled, and validation holds whole blocks' trunks.
 3. Loaders yield flat `PbsRows` (pvf.trainers.data) that the model's
    architecture encodes; workers open the file themselves, so
    `num_workers > 0` is spawn-safe. `pvf train test` evaluates on the
@@ -20,7 +23,14 @@ from torch.utils.data import DataLoader
 from pvf.datasets.layout import DataLayout
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
-from pvf.trainers.data import PbsCollate, PbsTorchDataset, split_by_trunk
+from pvf.trainers.data import (
+    BlockShuffle,
+    PbsCollate,
+    PbsTorchDataset,
+    default_block_samples,
+    split_by_block,
+    split_by_trunk,
+)
 
 
 class PbsDataModule(pl.LightningDataModule):
@@ -46,6 +56,10 @@ class PbsDataModule(pl.LightningDataModule):
     opponent_feature: particle nets also take each row's mean opponent
         private features (`/infostates/cf_opponent`) where the file has them;
         false ignores them.
+    block_samples: read the file in blocks of this many consecutive samples, one
+        block in memory per loader; 0: the whole file in memory; None (the
+        default): the whole file where its columns take at most 8 GiB, else
+        blocks of about 512 MiB (`pvf.trainers.data.default_block_samples`).
     """
 
     def __init__(
@@ -59,10 +73,15 @@ class PbsDataModule(pl.LightningDataModule):
         normalize: bool = True,
         reach_feature: bool = True,
         opponent_feature: bool = True,
+        block_samples: int | None = None,
     ) -> None:
         super().__init__()
         if batch_size < 1:
             raise PvfError(f"data.batch_size must be a positive integer, got {batch_size}")
+        if block_samples is not None and block_samples < 0:
+            raise PvfError(
+                f"data.block_samples must be non-negative (0: the whole file in memory), got {block_samples}"
+            )
         if num_workers < 0:
             raise PvfError(f"data.num_workers must be non-negative, got {num_workers}")
         if not 0.0 < val_fraction < 1.0:  # checked here, before the trainer starts, not at the split
@@ -76,11 +95,16 @@ class PbsDataModule(pl.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return
+        block = self.hparams.block_samples
         with PBSDataset(self.hparams.path) as ds:
             trunk = ds.trunk
-        train_rows, val_rows = split_by_trunk(trunk, self.hparams.val_fraction, self.hparams.split_seed)
-        self.train_set = PbsTorchDataset(self.hparams.path, train_rows, self.layout.target)
-        self.val_set = PbsTorchDataset(self.hparams.path, val_rows, self.layout.target)
+            block = default_block_samples(ds) if block is None else block
+        if block:
+            train_rows, val_rows = split_by_block(trunk, block, self.hparams.val_fraction, self.hparams.split_seed)
+        else:
+            train_rows, val_rows = split_by_trunk(trunk, self.hparams.val_fraction, self.hparams.split_seed)
+        self.train_set = PbsTorchDataset(self.hparams.path, train_rows, self.layout.target, block)
+        self.val_set = PbsTorchDataset(self.hparams.path, val_rows, self.layout.target, block)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_set, shuffle=True)
@@ -95,10 +119,12 @@ class PbsDataModule(pl.LightningDataModule):
         if dataset is None:
             raise RuntimeError("call setup() before asking for a loader")
         workers = self.hparams.num_workers
+        by_block = shuffle and dataset.block_samples > 0
         return DataLoader(
             dataset,
             batch_size=self.hparams.batch_size,
-            shuffle=shuffle,
+            shuffle=shuffle and not by_block,
+            sampler=BlockShuffle(dataset.blocks()) if by_block else None,
             collate_fn=self.collate,
             num_workers=workers,
             persistent_workers=workers > 0,

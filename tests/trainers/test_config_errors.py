@@ -27,6 +27,7 @@ CASES = {
         "data.val_fraction must lie strictly",
     ),
     "batch_size 0 (after Lightning's seed line)": (["--data.batch_size", "0"], "data.batch_size must be a positive"),
+    "block_samples negative": (["--data.block_samples", "-1"], "data.block_samples must be non-negative"),
     "missing config": (["--config", "missing.yaml"], "missing.yaml; configs/data/ and configs/model/ hold pvf's"),
 }
 

@@ -156,9 +156,9 @@ def test_target_column_choice(kuhn_file, kuhn_current_file):
 def test_dataset_pickles_without_file_data(kuhn_file):
     dataset = PbsTorchDataset(kuhn_file, np.arange(8))
     dataset[0]  # loads the columns in this process
-    assert dataset._columns is not None
+    assert dataset._block is not None
     clone = pickle.loads(pickle.dumps(dataset))
-    assert clone._columns is None
+    assert clone._block is None
     np.testing.assert_array_equal(clone[3]["belief"], dataset[3]["belief"])
 
 

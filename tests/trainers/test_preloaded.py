@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import pvf.trainers.ensemble as ensemble
-from pvf.trainers.data import PbsTorchDataset
+from pvf.trainers.data import PbsTorchDataset, num_samples
 from pvf.trainers.ensemble import EnsembleTrainer
 from pvf.trainers.preloaded import EncodedSamples, Preloaded
 
@@ -64,9 +64,7 @@ def test_members_of_one_file_share_its_samples(leduc_files):
     paths = [leduc_files[0]] * 3
     trainer = EnsembleTrainer.from_files(paths, "positional", [0, 1, 2], 4, batch_size=8, dtype=torch.float64)
     samples = trainer.preloaded.samples
-    assert list(samples.offsets) == [0] and len(samples.rows["public"]) == len(
-        trainer.data[0].dataset.columns.public_state
-    )
+    assert list(samples.offsets) == [0] and len(samples.rows["public"]) == num_samples(trainer.data[0].path)
     alone = EnsembleTrainer.from_files(paths[:1], "positional", [1], 4, batch_size=8, dtype=torch.float64)
     assert alone.preloaded.samples is samples  # another trainer of the same file and encoding
     positions = [np.arange(5), np.arange(3, 8), np.arange(2)]
@@ -82,7 +80,7 @@ def test_a_particle_ensemble_gathers_its_dense_sets(goofspiel_files, monkeypatch
     """Encoded in chunks of 7 samples (the sets hold 32-36) or whole: the whole sets' dense rows all the same."""
     monkeypatch.setattr(ensemble, "ENCODE_CHUNK", chunk)
     trainer = EnsembleTrainer.from_files(goofspiel_files, "particle", [0, 1, 2], 4, batch_size=8, dtype=torch.float64)
-    files = [PbsTorchDataset(d.path, np.arange(len(d.dataset.columns.public_state))) for d in trainer.data]
+    files = [PbsTorchDataset(d.path, np.arange(num_samples(d.path))) for d in trainer.data]
     dense = padded_cat([trainer.encode(f.__getitems__(np.arange(len(f)))) for f in files])  # the files' samples
     assert_gathers_equal(trainer.preloaded.samples, dense, torch.float64)
     offsets = trainer.preloaded.samples.offsets
