@@ -41,7 +41,7 @@ CASES = {
     # directories made before the input was checked
     "quality --p-solve 2": (
         ["reproduce", "quality", "--games", "leduc", "--p-solve", "2", "--out", "q"],
-        ["--p-solve is a probability in [0, 1], got 2.0"],
+        ["sampling probability p_solve = 2.0 is outside [0, 1]"],
     ),
     "quality --ablation --p-solve": (
         ["reproduce", "quality", "--games", "leduc", "--ablation", "--p-solve", "0.5", "--out", "q"],

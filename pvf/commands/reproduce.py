@@ -475,8 +475,10 @@ def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[s
         "trunks": args.trunks,
         "p_solve": args.p_solve,
     }
-    if args.p_solve is not None and not 0.0 <= args.p_solve <= 1.0:
-        raise PvfError(f"--p-solve is a probability in [0, 1], got {args.p_solve}")
+    if args.p_solve is not None:
+        from pvf.datasets.sampling import SamplingConfig
+
+        SamplingConfig(p_solve=args.p_solve)  # its range check, before any directory is made
     protocol = replace(protocol, **{k: v for k, v in overrides.items() if v is not None})
     if protocol.select == "val_loss" and args.separate_runs:
         raise PvfError("--select val_loss needs ensembles (it validates at every measurement); drop --separate-runs")
