@@ -15,10 +15,10 @@
    dataset (`default_block_samples` picks S from the file's size).
    `BlockShuffle` then orders an epoch as the blocks in a random order,
    each block's samples shuffled, so each block is read once an epoch;
-   the samples of a file are independent draws, so a batch from one block
-   is as unbiased as one from the whole file, and `split_by_block` holds
-   out whole blocks' trunks for validation, so a validation pass reads
-   about `val_fraction` of the file.
+   a particle file's samples are independent draws (a trunk each), so a
+   batch from one block is as unbiased as one from the whole file, and
+   `split_by_block` holds out whole blocks' trunks for validation, so a
+   validation pass reads about `val_fraction` of the file.
 3. `PbsCollate` turns a list of samples into the same flat `PbsRows` (and
    passes `__getitems__`'s rows through); the model's architecture encodes
    rows into its tensors (`pvf.valuefn.architecture.Architecture.encode_batch`),
