@@ -16,8 +16,8 @@ a resumed run sees either the whole file or none of it:
      (chunked, gzip), copies the shards into them in task order, shifting
      each shard's offsets by the rows before it, adds the feature tables and
      the provenance attributes with `complete = True`, and renames it into
-     place. `join_particle_shards` does the same for particle shards
-     (schema version 2), streamed: every dataset is appended to a whole
+     place; `join_particle_shards` does the same for particle shards
+     (schema version 2). Both stream: every dataset is appended to a whole
      chunk at a time (`ChunkAppender`), so memory stays at a few chunks
      (it once concatenated every shard in memory, which 300,000
      Goofspiel-13 children samples, 30 GB of shards, could not survive on
@@ -183,21 +183,19 @@ def join_shards(
         for n, path in enumerate(schema.FEATURES_PRIVATE):
             f.create_dataset(path, data=features.private[n], **schema.storage(features.private[n].shape))
         lengths = {"trunk": N, "public_state": N, "offset": N + 1}
-        dsets = {}
+        columns = {}
         for name, (path, dtype) in {**schema.SAMPLE_DATASETS, **schema.ROW_DATASETS}.items():
             shape = (lengths.get(name, M),)
-            dsets[name] = f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape))
-        dsets["offset"][0] = 0
-        n0 = m0 = 0
-        for path, (n, m) in zip(shards, sizes):
+            columns[name] = ChunkAppender(f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape)))
+        columns["offset"].add(np.zeros(1, dtype=np.int64))
+        m0 = 0  # rows before this shard
+        for path, (_, m) in zip(shards, sizes):
             with h5py.File(path, "r") as s:
-                for name in schema.SAMPLE_DATASETS:
-                    if name != "offset":
-                        dsets[name][n0 : n0 + n] = s[name][()]
-                dsets["offset"][n0 + 1 : n0 + n + 1] = s["offset"][1:] + m0
-                for name in schema.ROW_DATASETS:
-                    dsets[name][m0 : m0 + m] = s[name][()]
-            n0, m0 = n0 + n, m0 + m
+                for name, column in columns.items():
+                    column.add(s["offset"][1:] + m0 if name == "offset" else s[name][()])
+            m0 += m
+        for column in columns.values():
+            column.close()
         f.attrs.update(
             schema=schema.SCHEMA,
             schema_version=schema.SCHEMA_VERSION,

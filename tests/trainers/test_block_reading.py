@@ -17,7 +17,9 @@ from pvf.trainers.data import BlockShuffle, PbsTorchDataset, num_samples, split_
 from pvf.trainers.datamodule import PbsDataModule
 from tests.conftest import GOOF5
 
-SPEC = ParticleSpec(GOOF5, depth=2, num_trunks=13, particles=6, cfr_iterations=20, task_size=5, rows="children", target="best_response")
+SPEC = ParticleSpec(
+    GOOF5, depth=2, num_trunks=13, particles=6, cfr_iterations=20, task_size=5, rows="children", target="best_response"
+)
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,6 @@ def test_non_finite_private_features_are_found_where_read(particle_file, tmp_pat
         f["features/private/0"][2, 0] = np.nan
     with PBSDataset(broken) as ds:  # opens: the private tables are not read at the open
         with pytest.raises(PvfError, match="features/private/0 holds non-finite values; the file is corrupted"):
-            ds.private_features
+            _ = ds.private_features
     with pytest.raises(PvfError, match="features/private/0 holds non-finite values"):
         PbsTorchDataset(broken, np.arange(13), "best_response", 13)[0]
