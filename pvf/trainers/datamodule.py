@@ -60,6 +60,8 @@ class PbsDataModule(pl.LightningDataModule):
         block in memory per loader; 0: the whole file in memory; None (the
         default): the whole file where its columns take at most 8 GiB, else
         blocks of about 512 MiB (`pvf.trainers.data.default_block_samples`).
+        With `num_workers` > 0 each worker reads the blocks of its batches itself
+        (consecutive batches share a block, so each worker reads most blocks).
     """
 
     def __init__(
