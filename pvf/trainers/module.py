@@ -97,6 +97,13 @@ class ValueFunctionModule(pl.LightningModule):
             self._window, self._window_count = 0.0, 0
         return loss
 
+    def on_train_batch_end(self, outputs: Any, batch: Batch, batch_idx: int) -> None:
+        """At trainer.max_steps, stop through `should_stop`, so Lightning validates (and checkpoints) the last
+        step where it falls inside an epoch: stopped by max_steps alone, Lightning does neither, and a fit of
+        4,096 steps over epochs of 1,050 batches kept only the weights of step 3,150."""
+        if self.trainer.max_steps > 0 and self.global_step >= self.trainer.max_steps:
+            self.trainer.should_stop = True
+
     def validation_step(self, batch: Batch, batch_idx: int) -> None:
         loss, count = self.loss(batch)
         self.log("val_loss", loss, prog_bar=True, batch_size=count)

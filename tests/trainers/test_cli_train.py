@@ -3,9 +3,11 @@ deprecation."""
 
 from __future__ import annotations
 
+import csv
 import warnings
 
 import pytest
+import torch
 import yaml
 
 from pvf.cli import main
@@ -42,6 +44,22 @@ def test_paper_sizes_in_configs():
     assert (particle["basis_layers"], particle["basis_hidden_multiplier"]) == (3, 3.0)
     assert (particle["regression_layers"], particle["regression_hidden_multiplier"]) == (5, 5.0)
     assert (positional["num_layers"], positional["hidden_multiplier"]) == (5, 5.0)
+
+
+def test_a_fit_ending_inside_an_epoch_validates_and_keeps_its_last_step(kuhn_file, tmp_path, monkeypatch):
+    """18 training samples in batches of 4: epochs of 5 steps; 7 steps end inside the second. The last step is
+    validated and checkpointed (Lightning alone stops at max_steps without either: last.ckpt held step 5)."""
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "train", "fit", *configs("leduc_positional"), "--data.path", str(kuhn_file), "--data.batch_size", "4",
+        "--trainer.max_steps", "7", "--trainer.enable_progress_bar", "false", "--trainer.accelerator", "cpu",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    checkpoints = tmp_path / "runs" / "kuhn_positional" / "tensorboard" / "version_0" / "checkpoints"
+    assert torch.load(checkpoints / "last.ckpt", weights_only=False)["global_step"] == 7
+    with open(tmp_path / "runs" / "kuhn_positional" / "csv" / "version_0" / "metrics.csv") as f:
+        validated = [row["step"] for row in csv.DictReader(f) if row["val_loss"]]
+    assert validated == ["4", "6"]  # each epoch's end and the last step, once each
 
 
 @pytest.mark.parametrize("name", ["leduc_positional", "leduc_particle", "leduc_attention"])
