@@ -340,9 +340,14 @@ def runs_table(rows: Sequence[SweepRow]) -> list[dict]:
 
 
 def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
-    """Exploitability against K (log scale), one line per evaluator, standard deviations as bars."""
+    """Exploitability against K (log scale), one line per evaluator, standard deviations as bars.
+
+    Where the table has a mean of networks, its single networks are drawn faint (thin, in light shades,
+    without bars), so the means and the references stand out.
+    """
     import textwrap
 
+    from matplotlib import colormaps
     from matplotlib.figure import Figure
 
     from pvf.experiments.plots import NASHCONV_LABEL
@@ -350,16 +355,27 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
     fig = Figure(figsize=(6.5, 4.5))
     ax = fig.subplots()
     bounded = False
-    for name in dict.fromkeys(r["evaluator"] for r in table):
+    names = list(dict.fromkeys(r["evaluator"] for r in table))
+    has_mean = any(name.startswith("mean of") for name in names)
+    shades = {"main": 0, "faint": 0}
+    for name in names:
         mine = [r for r in table if r["evaluator"] == name]
+        faint = has_mean and name.startswith("network ")
+        kind = "faint" if faint else "main"
+        color = colormaps["tab20"](2 * shades[kind] + 1) if faint else f"C{shades[kind]}"
+        shades[kind] += 1
         line = ax.errorbar(
             [r["draws"] for r in mine],
             [r["exploitability_mean"] for r in mine],
-            yerr=[r["exploitability_std"] for r in mine],
+            yerr=None if faint else [r["exploitability_std"] for r in mine],
             marker="o",
+            markersize=3 if faint else 6,
+            linewidth=0.8 if faint else 1.5,
+            alpha=0.45 if faint else 1.0,
             capsize=3,
             label=name,
             linestyle="--" if name == "uniform" else "-",
+            color=color,
         )
         bound = [r for r in mine if r.get("measure", EXACT) != EXACT]
         if bound:  # certified upper bounds (some or all runs beyond the LP): a hollow triangle over the point
