@@ -69,10 +69,10 @@ class _Columns:
         offset = ds.offset[first : last + 1]
         lo, hi = int(offset[0]), int(offset[-1])
         self.offset = offset - lo
-        public_state = ds.public_state[first:last]
-        low = int(public_state.min(initial=0))
+        public_state = ds.public_state[first:last]  # [n], n > 0
+        low = int(public_state.min())
         self.public_state = public_state - low
-        self.public = ds.read_range(schema.FEATURES_PUBLIC, low, int(public_state.max(initial=-1)) + 1)
+        self.public = ds.read_range(schema.FEATURES_PUBLIC, low, int(public_state.max()) + 1)
 
         def rows(path: str) -> np.ndarray:
             return ds.read_range(path, lo, hi)

@@ -50,6 +50,7 @@ def test_blocks_serve_the_rows_the_whole_file_serves(particle_file, block_sample
         assert_rows_equal(blocks.__getitems__(batch), whole.__getitems__(batch))
     assert_rows_equal(blocks[7], whole[7])
     assert blocks._block[0] == 7 // block_samples  # one block held: the last one read
+    assert len(blocks._block[1].public) <= block_samples  # its own samples' public features (one each here)
 
 
 def test_block_shuffle_visits_each_block_once_an_epoch():
