@@ -30,7 +30,8 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
@@ -183,6 +184,8 @@ class PbsTorchDataset(Dataset):
 
     block_samples: 0, the whole file in memory; S > 0, sample s read in block s // S (module docstring, 2),
         one block held at a time: a loader should visit the rows block by block (`BlockShuffle`, sorted rows).
+        While a block is served, the next one of the visiting order (`expect`; by default the blocks in
+        file order) is read in a background thread (h5py releases the GIL while it reads and decompresses).
     """
 
     def __init__(self, path: str | Path, rows: np.ndarray, target: str = "average", block_samples: int = 0) -> None:
@@ -190,30 +193,51 @@ class PbsTorchDataset(Dataset):
         self.rows = np.asarray(rows, dtype=np.int64)
         self.target = target
         self.block_samples = block_samples
+        self._plan: dict[int, int] = {}  # block -> the block read after it
         self._block: tuple[int, _Columns] | None = None
         self._file: PBSDataset | None = None
+        self._reader: ThreadPoolExecutor | None = None
+        self._next: tuple[int, Future[_Columns]] | None = None
+        if block_samples:
+            self.expect(np.unique(self.blocks()))
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_block"] = state["_file"] = None  # each process reads the file itself
+        state["_block"] = state["_file"] = state["_reader"] = state["_next"] = None  # each process reads the file
         return state
 
     def blocks(self) -> np.ndarray:
         """[len] the block of each item (all 0 for a whole-file dataset)."""
         return self.rows // self.block_samples if self.block_samples else np.zeros(len(self.rows), dtype=np.int64)
 
+    def expect(self, order: Sequence[int]) -> None:
+        """The blocks will be visited in `order` (each once): each one's successor is read ahead."""
+        order = [int(b) for b in order]
+        self._plan = dict(zip(order, order[1:]))
+
     def _columns(self, block: int) -> _Columns:
         if self._block is None or self._block[0] != block:
-            S = self.block_samples
-            if S and self._file is None:
-                self._file = _open(self.path)
-            span = (block * S, (block + 1) * S) if S else None
             self._block = None  # the old block freed before the new one is read
-            self._block = (block, _load_columns(self.path, self.target, span, self._file))
+            ahead, self._next = self._next, None
+            columns = ahead[1].result() if ahead is not None and ahead[0] == block else self._read(block)
+            self._block = (block, columns)
+            following = self._plan.get(block)
+            if following is not None:
+                if self._reader is None:
+                    self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pvf-block")
+                self._next = (following, self._reader.submit(self._read, following))
         return self._block[1]
+
+    def _read(self, block: int) -> _Columns:
+        S = self.block_samples
+        if not S:
+            return _load_columns(self.path, self.target, None, None)
+        if self._file is None:
+            self._file = _open(self.path)
+        return _load_columns(self.path, self.target, (block * S, (block + 1) * S), self._file)
 
     def __getitem__(self, i: int) -> PbsSample:
         rows = self.__getitems__([i])
@@ -237,12 +261,14 @@ class PbsTorchDataset(Dataset):
 class BlockShuffle(Sampler[int]):
     """A dataset's items block by block: the blocks in a random order, each block's items shuffled.
 
-    blocks: [n] the block of each item (`PbsTorchDataset.blocks`). Each epoch draws its seed from
+    blocks: [n] the block of each item (`PbsTorchDataset.blocks`); expect: told each epoch's block order
+    (`PbsTorchDataset.expect`, so the dataset reads ahead). Each epoch draws its seed from
     torch's global generator, as torch's `RandomSampler` does, so `seed_everything` repeats it.
     """
 
-    def __init__(self, blocks: np.ndarray) -> None:
+    def __init__(self, blocks: np.ndarray, expect: Callable[[Sequence[int]], None] | None = None) -> None:
         self.blocks = np.asarray(blocks)
+        self.expect = expect
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -252,6 +278,8 @@ class BlockShuffle(Sampler[int]):
         ids, which = np.unique(self.blocks, return_inverse=True)
         rank = rng.permutation(len(ids))
         shuffled = rng.permutation(len(self.blocks))
+        if self.expect is not None:  # the dataset reads each block's successor ahead
+            self.expect(ids[np.argsort(rank)].tolist())
         return iter(shuffled[np.argsort(rank[which[shuffled]], kind="stable")].tolist())
 
 

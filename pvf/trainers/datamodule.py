@@ -126,7 +126,7 @@ class PbsDataModule(pl.LightningDataModule):
             dataset,
             batch_size=self.hparams.batch_size,
             shuffle=shuffle and not by_block,
-            sampler=BlockShuffle(dataset.blocks()) if by_block else None,
+            sampler=BlockShuffle(dataset.blocks(), dataset.expect) if by_block else None,
             collate_fn=self.collate,
             num_workers=workers,
             persistent_workers=workers > 0,

@@ -44,10 +44,14 @@ def test_blocks_serve_the_rows_the_whole_file_serves(particle_file, block_sample
     with h5py.File(particle_file) as f:  # the file has the particle columns the blocks must slice
         assert f["infostates/cf_opponent"].shape[1] > 0 and "infostates/cf_reach" in f
     torch.manual_seed(0)
-    order = list(BlockShuffle(blocks.blocks()))
+    order = list(BlockShuffle(blocks.blocks(), blocks.expect))
+    visits = list(dict.fromkeys(blocks.blocks()[order].tolist()))
     for start in range(0, len(order), 3):
         batch = order[start : start + 3]
         assert_rows_equal(blocks.__getitems__(batch), whole.__getitems__(batch))
+        current = blocks._block[0]
+        if current != visits[-1]:  # the block after this one in the epoch's order is being read ahead
+            assert blocks._next[0] == visits[visits.index(current) + 1]
     assert_rows_equal(blocks[7], whole[7])
     assert blocks._block[0] == 7 // block_samples  # one block held: the last one read
     assert len(blocks._block[1].public) <= block_samples  # its own samples' public features (one each here)
