@@ -207,6 +207,7 @@ class PbsTorchDataset(Dataset):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_block"] = state["_file"] = state["_reader"] = state["_next"] = None  # each process reads the file
+        state["_plan"] = {}  # a worker's copy is not told the epoch's order: it reads no block ahead
         return state
 
     def blocks(self) -> np.ndarray:

@@ -61,7 +61,8 @@ class PbsDataModule(pl.LightningDataModule):
         default): the whole file where its columns take at most 8 GiB, else
         blocks of about 512 MiB (`pvf.trainers.data.default_block_samples`).
         With `num_workers` > 0 each worker reads the blocks of its batches itself
-        (consecutive batches share a block, so each worker reads most blocks).
+        (consecutive batches share a block, so each worker reads most blocks) and
+        none ahead; with 0 the next block is read in a background thread.
     """
 
     def __init__(

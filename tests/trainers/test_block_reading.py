@@ -3,6 +3,8 @@ an epoch visits each block once; validation is whole blocks' trunks; non-finite 
 
 from __future__ import annotations
 
+import pickle
+
 import h5py
 import numpy as np
 import pytest
@@ -112,3 +114,14 @@ def test_non_finite_private_features_are_found_where_read(particle_file, tmp_pat
             _ = ds.private_features
     with pytest.raises(PvfError, match="features/private/0 holds non-finite values"):
         PbsTorchDataset(broken, np.arange(13), "best_response", 13)[0]
+
+
+def test_a_pickled_block_dataset_reads_no_block_ahead(particle_file):
+    """A DataLoader worker's copy is not told the epoch's order, so it reads only the blocks it is asked for."""
+    rows = np.arange(num_samples(particle_file))
+    blocks = PbsTorchDataset(particle_file, rows, "best_response", 4)
+    first = blocks.__getitems__([0, 1])
+    assert blocks._next[0] == 1  # the file's order by default: block 1 read ahead
+    clone = pickle.loads(pickle.dumps(blocks))
+    assert_rows_equal(clone.__getitems__([0, 1]), first)
+    assert clone._next is None and clone._block[0] == 0
