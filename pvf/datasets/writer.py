@@ -17,14 +17,14 @@ a resumed run sees either the whole file or none of it:
      each shard's offsets by the rows before it, adds the feature tables and
      the provenance attributes with `complete = True`, and renames it into
      place; `join_particle_shards` does the same for particle shards
-     (schema version 2). Both stream: every dataset is appended to a whole
-     chunk at a time (`ChunkAppender`), so memory stays at a few chunks
-     (it once concatenated every shard in memory, which 300,000
-     Goofspiel-13 children samples, 30 GB of shards, could not survive on
-     24 GB): each sample gets its own row of /features/public
-     (its public state id is its sample index) and each row its own row of
-     /features/private/n, so readers of enumerated files (the particle
-     network's data loader) read the file unchanged.
+     (schema version 2), where each sample gets its own row of
+     /features/public (its public state id is its sample index) and each
+     row its own row of /features/private/n, so readers of enumerated files
+     (the particle network's data loader) read the file unchanged. Both
+     stream: every dataset is appended to a whole chunk at a time
+     (`ChunkAppender`), so memory stays at a few chunks (the particle join
+     once concatenated every shard in memory, which 300,000 Goofspiel-13
+     children samples, 30 GB of shards, could not survive on 24 GB).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def join_shards(
         columns = {}
         for name, (path, dtype) in {**schema.SAMPLE_DATASETS, **schema.ROW_DATASETS}.items():
             shape = (lengths.get(name, M),)
-            columns[name] = ChunkAppender(f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape)))
+            columns[name] = ChunkAppender.create(f, path, shape, dtype)
         columns["offset"].add(np.zeros(1, dtype=np.int64))
         m0 = 0  # rows before this shard
         for path, (_, m) in zip(shards, sizes):
@@ -217,6 +217,11 @@ class ChunkAppender:
         self.dataset, self.at, self.held = dataset, 0, 0
         self.parts: list[np.ndarray] = []
         self.chunk = dataset.chunks[0] if dataset.chunks else 1
+
+    @classmethod
+    def create(cls, f: h5py.File, path: str, shape: tuple[int, ...], dtype: np.dtype) -> ChunkAppender:
+        """An appender to a new dataset of `f` at `path`, created at its full `shape` (chunked, gzip)."""
+        return cls(f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape)))
 
     def add(self, values: np.ndarray) -> None:
         self.parts.append(values)
@@ -274,21 +279,20 @@ def join_particle_shards(out: Path, shards: Sequence[Path], spec: GenerationSpec
     raw = M * row_bytes + N * (4 * Fp + 48)
     with atomic_h5(out, in_memory=raw <= IN_MEMORY_BYTES) as f:
         f.create_dataset(schema.LEAF_PUBLIC_STATES, data=np.arange(N, dtype=np.int64))
-
-        def appender(path: str, shape: tuple[int, ...], dtype: np.dtype) -> ChunkAppender:
-            return ChunkAppender(f.create_dataset(path, shape=shape, dtype=dtype, **schema.storage(shape)))
-
-        public = appender(schema.FEATURES_PUBLIC, (N, Fp), public_dtype)
-        private = [appender(path, shapes[1 + n], private_dtype) for n, path in enumerate(schema.FEATURES_PRIVATE)]
+        public = ChunkAppender.create(f, schema.FEATURES_PUBLIC, (N, Fp), public_dtype)
+        private = [
+            ChunkAppender.create(f, path, shape, private_dtype)
+            for path, shape in zip(schema.FEATURES_PRIVATE, shapes[1:])
+        ]
         lengths = {"trunk": N, "public_state": N, "offset": N + 1}
         columns = {
-            name: appender(path, (lengths.get(name, M),), dtype)
+            name: ChunkAppender.create(f, path, (lengths.get(name, M),), dtype)
             for name, (path, dtype) in {**schema.SAMPLE_DATASETS, **schema.ROW_DATASETS}.items()
         }
         particle_sizes = {"particles": N, "dead": N, "histories": N}
         for name, (path, dtype) in schema.PARTICLE_DATASETS.items():
             shape = (particle_sizes.get(name, M),) + ((Fq,) if name == "cf_opponent" else ())
-            columns[name] = appender(path, shape, dtype)
+            columns[name] = ChunkAppender.create(f, path, shape, dtype)
         columns["offset"].add(np.zeros(1, dtype=np.int64))
         columns["public_state"].add(np.arange(N, dtype=np.int64))
         m0 = 0  # rows before this shard
