@@ -75,22 +75,20 @@ class _Columns:
         self.public_state = public_state - low
         self.public = ds.read_range(schema.FEATURES_PUBLIC, low, int(public_state.max()) + 1)
 
-        def rows(path: str) -> np.ndarray:
-            return ds.read_range(path, lo, hi)
-
-        player = rows(schema.ROW_DATASETS["player"][0])
-        index = rows(schema.ROW_DATASETS["index"][0])
+        # the narrow row columns: slices of the reader's cached columns (its open check read most of them);
+        # the wide particle columns and the feature tables: only this block's range, read here
+        player, index = ds.player[lo:hi], ds.index[lo:hi]
         self.player = player.astype(np.int64)
-        self.slot = rows(schema.ROW_DATASETS["slot"][0]).astype(np.int64)
-        self.belief = rows(schema.ROW_DATASETS["belief"][0]).astype(np.float32)
-        self.target = rows(schema.ROW_DATASETS[check_target(ds, target)][0]).astype(np.float32)
+        self.slot = ds.slot[lo:hi].astype(np.int64)
+        self.belief = ds.belief[lo:hi].astype(np.float32)
+        self.target = getattr(ds, check_target(ds, target))[lo:hi].astype(np.float32)
         self.cf_reach = (
-            rows(schema.PARTICLE_DATASETS["cf_reach"][0]).astype(np.float32)
+            ds.read_range(schema.PARTICLE_DATASETS["cf_reach"][0], lo, hi).astype(np.float32)
             if ds.has_cf_reach
             else np.zeros(hi - lo, dtype=np.float32)
         )
         self.cf_opponent = (
-            rows(schema.PARTICLE_DATASETS["cf_opponent"][0])
+            ds.read_range(schema.PARTICLE_DATASETS["cf_opponent"][0], lo, hi)
             if ds.has_cf_opponent
             else np.zeros((hi - lo, 0), dtype=np.float32)
         )
