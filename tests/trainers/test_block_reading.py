@@ -55,6 +55,13 @@ def test_blocks_serve_the_rows_the_whole_file_serves(particle_file, block_sample
         if current != visits[-1]:  # the block after this one in the epoch's order is being read ahead
             assert blocks._next[0] == visits[visits.index(current) + 1]
     assert_rows_equal(blocks[7], whole[7])
+    with h5py.File(particle_file) as f:  # and both are the file's own rows
+        lo, hi = f["samples/offset"][7], f["samples/offset"][8]
+        player, index = f["infostates/player"][lo:hi], f["infostates/index"][lo:hi]
+        private = np.stack([f[f"features/private/{n}"][i] for n, i in zip(player, index)])
+        np.testing.assert_array_equal(blocks[7]["private"], private)
+        np.testing.assert_array_equal(blocks[7]["cf_opponent"], f["infostates/cf_opponent"][lo:hi])
+        np.testing.assert_array_equal(blocks[7]["target"], f["infostates/target"][lo:hi].astype(np.float32))
     assert blocks._block[0] == 7 // block_samples  # one block held: the last one read
     assert len(blocks._block[1].public) <= block_samples  # its own samples' public features (one each here)
 
