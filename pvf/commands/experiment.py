@@ -337,8 +337,8 @@ def run_leaf(args: argparse.Namespace) -> int:
 
 
 def run_particle_trunks(args: argparse.Namespace) -> int:
+    from pvf.datasets.induced_targets import induced_pbs_evaluator
     from pvf.datasets.sampling import SamplingConfig
-    from pvf.experiments.induced_targets import induced_pbs_evaluator
     from pvf.experiments.particle_sweep import (
         DEFAULT_EXACT_HISTORIES,
         UNIFORM_REFERENCE,

@@ -24,7 +24,7 @@ strategy in place of the iterate:
      induce (every history joining two of them, `induced_subgames`), with
      the beliefs at its roots (`pvf.solvers.leaf_subgames.LeafSubgames`,
      as the sweep's "targets" column solves leaves,
-     `pvf.experiments.induced_targets`): counterfactual values, own reach
+     `pvf.datasets.induced_targets`): counterfactual values, own reach
      excluded, so a zero-belief infostate's target is its value against the
      opponent's belief (what its player's trunk regrets need). This module
      poses that game (`pose_children`); `pvf.datasets.particle_tasks` solves

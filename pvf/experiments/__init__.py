@@ -2,8 +2,8 @@
 
 - `trunk_report`: `pvf evaluate`, a trained net's trunk exploitability next to the exact oracle and zero.
 - `sparse_sweep`, `particle_sweep`: fig. 4's sweeps, over sparse trunks (`pvf evaluate sparse`) and over
-  particle trunks beyond the public tree (`pvf experiment particle-trunks`); `induced_targets` and
-  `positional_slots` are the sweep's extra leaf evaluators (targets on the induced PBS, positional nets).
+  particle trunks beyond the public tree (`pvf experiment particle-trunks`); `positional_slots` puts
+  positional nets at the sweep's leaves (its targets column is `pvf.datasets.induced_targets`).
 - `fig3`, `fig4`, `particles_figure`: `pvf reproduce fig3|fig4|particles`, one module per figure, end to end
   on `reproduce` (the options, the datasets and the training of the networks they share); `figures`: their
   default architectures, which the command line reads without loading torch.

@@ -14,7 +14,7 @@ where the trunk has a decision and a leaf:
      `pvf.experiments.particle_sweep` (K draws of one public state at move
      r by the random-trunk mix, rooted at the PBS they induce), solved with
      the oracle and with the targets on the PBS each leaf's infostates
-     induce (`pvf.experiments.induced_targets`), as particle files make them.
+     induce (`pvf.datasets.induced_targets`), as particle files make them.
   3. The criterion of each row: targets ≤ 1.2 × oracle, or within 0.005 of
      it where the oracle is below 0.02 (trunk exploitability, NashConv,
      100 trunk CFR+ iterations, 100 per leaf solve).
@@ -33,9 +33,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
-from pvf.experiments.induced_targets import induced_pbs_evaluator
 from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator

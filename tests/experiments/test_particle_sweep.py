@@ -43,7 +43,7 @@ def test_oracle_beats_uniform_and_runs_repeat():
 
 def test_both_engines_give_the_same_rows():
     """The native Goofspiel kernel and OpenSpiel's walk: the same particles, restricted games and exploitabilities."""
-    from pvf.experiments.induced_targets import induced_pbs_evaluator
+    from pvf.datasets.induced_targets import induced_pbs_evaluator
 
     loaded = load_game(GOOF5)
     rows = {}

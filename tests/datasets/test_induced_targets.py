@@ -2,9 +2,9 @@
 
 import numpy as np
 
+from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.targets import LeafSolver
-from pvf.experiments.induced_targets import induced_pbs_evaluator
 from pvf.experiments.particle_sweep import particle_trunk_setting, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import load_game
