@@ -78,7 +78,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         help="trunk sampling: probability that a trunk's leaf beliefs are moved towards one leaf query of a "
-        "trunk CFR+ solve with the data's targets at its leaves (default 0; enumerated datasets)",
+        "trunk CFR+ solve with the data's targets at its leaves (default 0; enumerated and children-row datasets)",
     )
     p.add_argument(
         "--p-keep",

@@ -5,13 +5,16 @@
 the history cap, the subgame, the rows):
   1. Trunk strategy i (`LazyTrunkStrategy(seed, i)`) is played to move
      `depth` and K particles of the public state reached are drawn, with
-     their importance weights (`pvf.games.history_sampling`); the
+     their importance weights (`pvf.datasets.particle_draws`); the
      generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
      sample depends on (spec, i) only, never on the worker or task.
      With `rows="children"` the particles are drawn at move `depth` − 1
-     and steps 2–3 are `pvf.datasets.particle_children.solve_children`
+     and steps 2–3 are `pvf.datasets.particle_children.pose_children`
      (the rows: every infostate one move below them, zero beliefs
-     included); steps 2–3 below are `rows="particles"`.
+     included); with `p_solve` > 0 some samples are posed instead from
+     their group's particles towards a trunk solve's query
+     (`pvf.datasets.particle_solve_queries`). Steps 2–3 below are
+     `rows="particles"`.
   2. The subgame is built to the end of the game (`pvf.games.particle_tree`,
      refused beyond `max_histories`) and rooted at a chance node. By
      default (`subgame="induced"`) it is the PBS the particles induce (the
@@ -63,8 +66,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
+from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.particle_solve_queries import SOLVE_GROUP, query_strategy, solve_query
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
@@ -135,16 +139,15 @@ def solve_samples(spec: GenerationSpec, sample_ids: Iterable[int], engine: str =
 
 def _pose(spec: GenerationSpec, game: ParticleEngine, sample_id: int) -> tuple[ParticleSample, PosedRows]:
     """Steps 1–2 of one sample: its particles and the game whose solve gives its rows' targets."""
-    options = spec.particles
-    strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
-    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
-    at = spec.depth - 1 if options.rows == "children" else spec.depth
-    history = game.play_to_depth(strategy, at, rng)
-    sample = game.sample_particles(strategy, history, options.count, rng)
-    while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
-        sample = game.sample_particles(strategy, history, options.count, rng)
-    if options.rows == "children":
-        return sample, pose_children(game, sample, strategy, spec.depth, options.max_histories, rng)
+    query = solve_query(spec, sample_id) if spec.particles.rows == "children" else None
+    if query is not None:  # the group's particles, towards one of its trunk solve's queries
+        sample, base, _ = draw_particles(spec, game, query.group * SOLVE_GROUP)
+        strategy = query_strategy(spec, game.name, query, base)
+        rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
+        return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
+    sample, strategy, rng = draw_particles(spec, game, sample_id)
+    if spec.particles.rows == "children":
+        return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
     return sample, _pose_particle_rows(spec, game, sample)
 
 

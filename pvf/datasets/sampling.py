@@ -22,7 +22,8 @@ at every decision infostate of the trunk. For trunk id t:
      level, batched over trunks). A leaf infostate's reach (its belief) is
      the realization weight of its parent sequence; chance reach is not part
      of the belief (the solvers' payoff matrix carries it).
-  4. With `p_solve` > 0 (enumerated datasets), trunk t's leaf beliefs are,
+  4. With `p_solve` > 0 (enumerated datasets; particle children rows:
+     `pvf.datasets.particle_solve_queries`), trunk t's leaf beliefs are,
      with probability p_solve, moved towards one leaf query q_k of a trunk
      solve (`pvf.datasets.solve_queries`): b = λ·q_k + (1 − λ)·b, k uniform
      over the solve's queries, λ ~ U(0, 1), each player's realization plan

@@ -144,8 +144,9 @@ class GenerationSpec:
                     f"children rows need particles at move depth - 1 >= 1, got --depth {self.depth}",
                 ),
                 (
-                    self.sampling.p_solve == 0,
-                    "--p-solve mixes a trunk solve's leaf queries into enumerated datasets only; drop it",
+                    self.sampling.p_solve == 0 or self.particles.rows == "children",
+                    "--p-solve mixes a trunk solve's leaf queries into enumerated and children-row datasets only; "
+                    "use --rows children or drop it",
                 ),
             ]
         for ok, message in checks:

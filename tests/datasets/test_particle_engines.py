@@ -18,20 +18,21 @@ def _datasets(path):
 
 
 @pytest.mark.parametrize(
-    "game,depth,particles,rows,trunks",
+    "game,depth,particles,rows,trunks,extra",
     [
-        ("goofspiel5", "2", "6", "particles", "8"),
-        ("goofspiel5", "3", "8", "children", "8"),
-        ("goofspiel(num_cards=8,imp_info=True,points_order=ascending)", "5", "16", "children", "3"),
-        ("goofspiel13", "10", "16", "children", "3"),
+        ("goofspiel5", "2", "6", "particles", "8", []),
+        ("goofspiel5", "3", "8", "children", "8", []),
+        ("goofspiel5", "3", "8", "children", "6", ["--p-solve", "0.5"]),  # 4 of 6 samples near one trunk solve
+        ("goofspiel(num_cards=8,imp_info=True,points_order=ascending)", "5", "16", "children", "3", []),
+        ("goofspiel13", "10", "16", "children", "3", []),
     ],
 )
-def test_native_and_openspiel_write_the_same_file(tmp_path, game, depth, particles, rows, trunks):
+def test_native_and_openspiel_write_the_same_file(tmp_path, game, depth, particles, rows, trunks, extra):
     """The same samples (particles, rows, features, integers) and values to 1e-12 (in practice: bit for bit)."""
     files = {}
     for engine in ("native", "openspiel"):
         files[engine] = tmp_path / f"{engine}.h5"
-        argv = ["generate", "--game", game, "--depth", depth, "--particles", particles, "--rows", rows]
+        argv = ["generate", "--game", game, "--depth", depth, "--particles", particles, "--rows", rows, *extra]
         argv += ["--trunks", trunks, "--cfr-iterations", "30", "--task-size", "2", "--engine", engine]
         assert main([*argv, "--out", str(files[engine]), "--no-progress"]) == 0
     (native, native_attrs), (walked, walked_attrs) = _datasets(files["native"]), _datasets(files["openspiel"])

@@ -1,0 +1,34 @@
+"""Step 1 of particle sample i: its trunk strategy, its generator and the K particles it draws.
+
+Trunk strategy i (`LazyTrunkStrategy(seed, i)`) is played to the public
+state's move (`depth`, or `depth` − 1 for children rows) and K particles of
+the public state reached are drawn with their importance weights
+(`pvf.games.history_sampling`, through the spec's particle engine). The
+generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
+sample depends on (spec, i) only, never on the worker or task. Where every
+draw dies the K particles are drawn again from the same stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pvf.datasets.lazy_strategy import LazyTrunkStrategy
+from pvf.datasets.spec import GenerationSpec
+from pvf.games.engine import ParticleEngine
+from pvf.games.history_sampling import ParticleSample
+
+
+def draw_particles(
+    spec: GenerationSpec, game: ParticleEngine, sample_id: int
+) -> tuple[ParticleSample, LazyTrunkStrategy, np.random.Generator]:
+    """(the particles, trunk strategy i, generator i after the draw) of a particle spec's sample i."""
+    options = spec.particles
+    strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
+    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
+    at = spec.depth - 1 if options.rows == "children" else spec.depth
+    history = game.play_to_depth(strategy, at, rng)
+    sample = game.sample_particles(strategy, history, options.count, rng)
+    while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
+        sample = game.sample_particles(strategy, history, options.count, rng)
+    return sample, strategy, rng

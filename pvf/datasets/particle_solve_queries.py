@@ -1,0 +1,142 @@
+"""Particle children samples at the beliefs a particle trunk's solve asks about (`SamplingConfig.p_solve`).
+
+The particle analogue of `pvf.datasets.solve_queries`. A sparse particle
+trunk (`pvf.experiments.particle_sweep`: K particles at move D − 1, a
+chance node over the PBS they induce, leaves at move D) asks its value
+function about the children of its roots with the beliefs of its CFR+
+iterates: σ_n(parent)·π_t(a | s), π_t the current iterate at the parent's
+infostate s. A children sample (`pvf.datasets.particle_children`) has the
+same rows with π the random trunk strategy instead, and nets trained on
+those err 2–3× more at their trunk's queries than on fresh samples, 6–13×
+on zero-belief rows (`pvf.experiments.particle_trunk_errors`). For sample
+i of a children spec with p_solve > 0:
+  1. Its second generator (spawn key (i, 1), as the enumerated step 4)
+     draws (u, k, λ); if u ≥ p_solve the sample is a plain children sample,
+     so files with p_solve = 0 are unchanged.
+  2. Else it belongs to group g = i // `SOLVE_GROUP`. The group's particles
+     are those sample g·`SOLVE_GROUP` draws (its trunk strategy, its
+     generator); the group's trunk (move D − 1 to D over the PBS they
+     induce) is solved by `iterations` CFR+ iterations with the data's own
+     targets at its leaves (`pvf.datasets.induced_targets`: what a network
+     that learned the data perfectly would answer), and each leaf query's
+     iterate π_t is recovered from its leaf reaches (at a chance-node root
+     one round deep, the reach of the sequence (s, a) is π_t(a | s)). This
+     is done once per process and group (a few seconds at K = 16 in
+     Goofspiel-13: the cost is shared by the group's query samples).
+  3. The sample's children are posed from the group's particles with the
+     behaviour λ·π_k + (1 − λ)·π at the parents' infostates (π_k the k-th
+     query's iterate, k uniform over the solve's queries, π the random
+     strategy of sample g·`SOLVE_GROUP`): the children's beliefs are then
+     λ·q_k + (1 − λ)·b, as the enumerated mix. Its own generator (spawn key
+     (i,)) draws the leaf public state its rows come from, as for any
+     children sample.
+The solve is deterministic, so a sample depends on (spec, i) only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from pvf.datasets.induced_targets import induced_pbs_evaluator
+from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.spec import GenerationSpec
+from pvf.games.engine import particle_engine
+from pvf.games.history_sampling import Strategy
+from pvf.games.loading import load_game
+from pvf.solvers.evaluators import RecordingEvaluator
+from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.particle_settings import setting_from_particles
+from pvf.solvers.sparse_trunks import ScaledEvaluator, leaf_scales, select_histories, sparse_trunk_strategy
+from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
+
+SOLVE_GROUP = 128  # samples sharing one trunk solve (its particles: the group's first sample's)
+Behaviour = dict[str, np.ndarray]  # OpenSpiel infostate string -> probabilities of its legal actions, in order
+
+
+@dataclass(frozen=True)
+class SolveQuery:
+    """Step 1's draw for a sample moved towards a trunk solve's query: its group, the query k, the weight λ."""
+
+    group: int
+    query: float  # U(0, 1); the query index is floor(query · Q)
+    weight: float
+
+
+def solve_query(spec: GenerationSpec, sample_id: int) -> SolveQuery | None:
+    """Step 1: the sample's query draw, or None for a plain children sample."""
+    if spec.sampling.p_solve == 0:
+        return None
+    u, k, weight = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id, 1))).random(3)
+    if u >= spec.sampling.p_solve:
+        return None
+    return SolveQuery(sample_id // SOLVE_GROUP, float(k), float(weight))
+
+
+class MixedBehaviour:
+    """The `Strategy` λ·π_k + (1 − λ)·π: `iterate` where it has the infostate, `base` alone elsewhere."""
+
+    def __init__(self, iterate: Behaviour, base: Strategy, weight: float) -> None:
+        self.iterate, self.base, self.weight = iterate, base, weight
+
+    def __call__(self, info_string: str, num_actions: int) -> np.ndarray:
+        base = np.asarray(self.base(info_string, num_actions), dtype=np.float64)
+        known = self.iterate.get(info_string)
+        return base if known is None else self.weight * known + (1.0 - self.weight) * base
+
+
+def query_behaviours(trunk: Trunk, reaches: tuple[np.ndarray, np.ndarray]) -> list[Behaviour]:
+    """Step 2: per query the iterate at the trunk's decision infostates (reaches: per player [Q, J_n] leaf reaches
+    in the trunk's convention, one round below a chance-node root). An infostate some of whose actions reach
+    no leaf (the game ends there) is left out: the base strategy plays it."""
+    Q = reaches[0].shape[0]
+    out: list[Behaviour] = [{} for _ in range(Q)]
+    for n in (0, 1):
+        seqs, strings = trunk.game.players[n], trunk.tree.infostate_strings[n]
+        parent = trunk.game.leaf_parent[n]
+        at = parent >= 0
+        realization = np.full((Q, seqs.num_sequences), np.nan)
+        realization[:, parent[at]] = reaches[n][:, at]
+        for i, info in enumerate(seqs.infostates):
+            block = np.arange(seqs.info_start[i], seqs.info_start[i] + seqs.info_size[i])
+            block = block[np.argsort(seqs.seq_action[block])]  # OpenSpiel's legal-action order
+            probs = realization[:, block]
+            if np.isnan(probs).any():
+                continue
+            for q in range(Q):
+                out[q][strings[int(info)]] = probs[q]
+    return out
+
+
+@lru_cache(maxsize=4)
+def group_behaviours(spec: GenerationSpec, engine: str, group: int) -> list[Behaviour]:
+    """Step 2 for one group, once per process: each query's iterate (engine: "native" or "openspiel")."""
+    loaded = load_game(spec.game)
+    sample, _, _ = draw_particles(spec, particle_engine(loaded, engine), group * SOLVE_GROUP)
+    depth, cap = spec.depth, spec.particles.max_histories
+    setting = setting_from_particles(
+        loaded, sample.particles, sample.own_reach, depth - 1, depth, "induced", engine, max_histories=cap
+    )
+    recorded: list[RecordingEvaluator] = []
+
+    def make(trunk: Trunk) -> LeafEvaluator:
+        targets = induced_pbs_evaluator(loaded, trunk, spec.cfr_iterations, spec.target, engine)
+        recording = RecordingEvaluator(ScaledEvaluator(targets, leaf_scales(setting, trunk)))
+        recorded.append(recording)
+        return recording
+
+    trunk, _ = sparse_trunk_strategy(
+        setting, select_histories(setting, fraction=1.0), make, DEFAULT_ITERATIONS, game_root_convention=False
+    )
+    if not recorded:  # the game ends at the trunk's leaves: nothing is asked
+        return [{}]
+    return query_behaviours(trunk, (recorded[0].stacked(0), recorded[0].stacked(1)))
+
+
+def query_strategy(spec: GenerationSpec, engine: str, query: SolveQuery, base: Strategy) -> MixedBehaviour:
+    """Step 3's behaviour at the parents: the group's k-th query iterate mixed with `base` by λ."""
+    behaviours = group_behaviours(spec, engine, query.group)
+    k = min(int(query.query * len(behaviours)), len(behaviours) - 1)
+    return MixedBehaviour(behaviours[k], base, query.weight)

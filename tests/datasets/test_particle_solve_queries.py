@@ -1,0 +1,99 @@
+"""Children samples near a particle trunk solve's queries (`--p-solve` with `--rows children`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pvf.cli import main
+from pvf.datasets.induced_targets import induced_pbs_evaluator
+from pvf.datasets.particle_children import pose_children
+from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.particle_solve_queries import SOLVE_GROUP, MixedBehaviour, group_behaviours, solve_query
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.datasets.particle_tasks import solve_samples
+from pvf.datasets.sampling import SamplingConfig
+from pvf.games.engine import particle_engine
+from pvf.games.loading import load_game
+from pvf.solvers.evaluators import RecordingEvaluator
+from pvf.solvers.particle_settings import setting_from_particles
+from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
+from tests.conftest import GOOF5
+
+CFR = 20
+
+
+def _spec(p_solve: float, trunks: int = 6):
+    sampling = SamplingConfig(p_solve=p_solve)
+    return ParticleSpec(
+        GOOF5, 3, trunks, particles=8, cfr_iterations=CFR, target="best_response", rows="children", sampling=sampling
+    )
+
+
+def _row_beliefs(posed):
+    """Per player {infostate string: belief} of posed children rows."""
+    zeros = tuple(np.zeros_like(b) for b in posed.root_beliefs)
+    rows = posed.solved(zeros, zeros, zeros)
+    return [
+        dict(zip((rows.tree.infostate_strings[n][i] for i in rows.infostates[n]), rows.belief[n])) for n in (0, 1)
+    ]
+
+
+def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs():
+    """λ = 1: the rows' beliefs are the sweep's own recorded leaf query (the game-root convention σ·π_t, recorded
+    inside its `ScaledEvaluator`), infostate for infostate, at the first, a middle and the last query; every
+    recovered iterate is a distribution, the first one uniform."""
+    spec = _spec(1.0)
+    loaded = load_game(GOOF5)
+    engine = particle_engine(loaded, "auto")
+    sample, base, _ = draw_particles(spec, engine, 0)
+    setting = setting_from_particles(loaded, sample.particles, sample.own_reach, 2, 3, "induced", engine.name)
+    made = []
+
+    def make(trunk):
+        made.append((trunk, RecordingEvaluator(induced_pbs_evaluator(loaded, trunk, CFR, spec.target, engine.name))))
+        return made[-1][1]
+
+    sparse_trunk_strategy(setting, select_histories(setting, fraction=1.0), make)
+    ((trunk, recording),) = made
+    behaviours = group_behaviours(spec, engine.name, 0)
+    assert len(behaviours) == len(recording.queries) == 202
+    for probs in behaviours[0].values():
+        np.testing.assert_allclose(probs, np.full(len(probs), 1 / len(probs)), rtol=0, atol=1e-15)
+    for behaviour in behaviours:
+        assert behaviour and all(abs(p.sum() - 1) < 1e-12 and p.min() >= 0 for p in behaviour.values())
+    strings = [[trunk.tree.infostate_strings[n][int(i)] for i in trunk.game.leaf_infostates[n]] for n in (0, 1)]
+    checked = 0
+    for k in (0, 101, 201):
+        rng = np.random.default_rng(k)
+        posed = pose_children(engine, sample, MixedBehaviour(behaviours[k], base, 1.0), 3, 10**6, rng)
+        query = dict(zip(strings[0], recording.queries[k][0][0])), dict(zip(strings[1], recording.queries[k][1][0]))
+        for n, beliefs in enumerate(_row_beliefs(posed)):
+            for key, belief in beliefs.items():
+                assert belief == pytest.approx(query[n][key], rel=1e-12, abs=1e-15)
+                checked += 1
+    assert checked > 30
+
+
+def test_plain_samples_are_unchanged_and_moved_ones_use_their_groups_particles():
+    """With p_solve = 0.5, a sample its draw leaves alone is bit for bit the p_solve = 0 sample; a moved one has the
+    particles of its group's first sample (here sample 0) and beliefs of its own."""
+    plain, mixed = (solve_samples(_spec(p), range(6)) for p in (0.0, 0.5))
+    queries = [solve_query(_spec(0.5), i) for i in range(6)]
+    assert 0 < sum(q is not None for q in queries) < 6 and SOLVE_GROUP > 6
+    for i, (a, b, q) in enumerate(zip(plain, mixed, queries)):
+        if q is None:
+            for key in a:
+                np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=f"{i} {key}")
+            continue
+        assert q.group == 0 and b["stats"][0] == plain[0]["stats"][0]  # the group's distinct particles
+        assert i == 0 or not np.array_equal(a["belief"], b["belief"])
+
+
+def test_p_solve_needs_children_rows(tmp_path, capsys):
+    out = tmp_path / "bad.h5"
+    argv = ["generate", "--game", "goofspiel5", "--depth", "2", "--particles", "4", "--p-solve", "0.5"]
+    assert main([*argv, "--trunks", "3", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--rows children" in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
