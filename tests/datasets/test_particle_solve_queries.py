@@ -9,7 +9,7 @@ from pvf.cli import main
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_children import pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import SOLVE_GROUP, MixedBehaviour, group_behaviours, solve_query
+from pvf.datasets.particle_solve_queries import SOLVE_GROUP, QueryBehaviour, group_behaviours, solve_query
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
 from pvf.datasets.sampling import SamplingConfig
@@ -34,13 +34,11 @@ def _row_beliefs(posed):
     """Per player {infostate string: belief} of posed children rows."""
     zeros = tuple(np.zeros_like(b) for b in posed.root_beliefs)
     rows = posed.solved(zeros, zeros, zeros)
-    return [
-        dict(zip((rows.tree.infostate_strings[n][i] for i in rows.infostates[n]), rows.belief[n])) for n in (0, 1)
-    ]
+    return [dict(zip((rows.tree.infostate_strings[n][i] for i in rows.infostates[n]), rows.belief[n])) for n in (0, 1)]
 
 
-def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs():
-    """λ = 1: the rows' beliefs are the sweep's own recorded leaf query (the game-root convention σ·π_t, recorded
+def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_included():
+    """The rows' beliefs are the sweep's own recorded leaf query (the game-root convention σ·π_t, recorded
     inside its `ScaledEvaluator`), infostate for infostate, at the first, a middle and the last query; every
     recovered iterate is a distribution, the first one uniform."""
     spec = _spec(1.0)
@@ -63,16 +61,17 @@ def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs():
     for behaviour in behaviours:
         assert behaviour and all(abs(p.sum() - 1) < 1e-12 and p.min() >= 0 for p in behaviour.values())
     strings = [[trunk.tree.infostate_strings[n][int(i)] for i in trunk.game.leaf_infostates[n]] for n in (0, 1)]
-    checked = 0
+    checked = zeros = 0
     for k in (0, 101, 201):
         rng = np.random.default_rng(k)
-        posed = pose_children(engine, sample, MixedBehaviour(behaviours[k], base, 1.0), 3, 10**6, rng)
+        posed = pose_children(engine, sample, QueryBehaviour(behaviours[k], base), 3, 10**6, rng)
         query = dict(zip(strings[0], recording.queries[k][0][0])), dict(zip(strings[1], recording.queries[k][1][0]))
         for n, beliefs in enumerate(_row_beliefs(posed)):
             for key, belief in beliefs.items():
                 assert belief == pytest.approx(query[n][key], rel=1e-12, abs=1e-15)
                 checked += 1
-    assert checked > 30
+                zeros += belief == 0
+    assert checked > 30 and zeros > 0
 
 
 def test_plain_samples_are_unchanged_and_moved_ones_use_their_groups_particles():
