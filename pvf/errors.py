@@ -9,6 +9,8 @@ its arguments where they enter (`check_argument`): a wrong type is a
 """
 
 import sys
+from collections.abc import Iterable
+from pathlib import Path
 
 
 class PvfError(Exception):
@@ -19,6 +21,13 @@ def say_on_stderr(line: str) -> None:
     """`line` on stderr in one write, whole even while worker processes write to the same stream."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+def require_files(paths: Iterable[Path]) -> None:
+    """A `PvfError` naming the first of `paths` that is no file."""
+    for path in paths:
+        if not Path(path).is_file():
+            raise PvfError(f"{path}: no such file")
 
 
 class TooManyHistories(PvfError):

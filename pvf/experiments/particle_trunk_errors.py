@@ -46,7 +46,7 @@ import torch
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import SamplingConfig
-from pvf.errors import PvfError
+from pvf.errors import PvfError, require_files
 from pvf.experiments.particle_sweep import check_trunk, particle_trunk_setting
 from pvf.games.features import FeatureTables, build_feature_tables
 from pvf.games.loading import LoadedGame, load_game
@@ -198,9 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=400, help="samples read with --data (default 400)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per checkpoint and K")
     args = parser.parse_args(argv)
-    for path in [*args.checkpoints, *([args.data] if args.data else [])]:
-        if not path.is_file():
-            raise PvfError(f"{path}: no such file")
+    require_files([*args.checkpoints, *([args.data] if args.data else [])])
     if args.samples < 1 or args.iterations < 1:
         raise PvfError("--samples and --iterations must be positive")
     try:

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from pvf.datasets.reader import PBSDataset
-from pvf.errors import PvfError
+from pvf.errors import PvfError, require_files
 from pvf.module_main import run_module
 from pvf.trainers.configs import training_defaults
 from pvf.trainers.data import PbsTorchDataset, split_by_trunk
@@ -111,9 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pbs", type=int, default=20000, help="validation PBSs read (default 20000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    for path in [args.data, *args.checkpoints]:
-        if not path.is_file():
-            raise PvfError(f"{path}: no such file")
+    require_files([args.data, *args.checkpoints])
     if args.pbs < 1:
         raise PvfError("--pbs must be positive")
     share = training_defaults().val_fraction

@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from pvf.errors import PvfError
+from pvf.errors import PvfError, require_files
 from pvf.experiments.particle_sweep import plot_particle_sweep, runs_table, summarize
 from pvf.experiments.trunk_sweep import SweepRow
 from pvf.module_main import run_module
@@ -37,8 +37,7 @@ TOLERANCE = 1e-9  # exploitability of one run written by two sweeps (shortest-re
 
 def read_runs(path: Path) -> list[SweepRow]:
     """The rows of one `fig4-<game>-runs.csv` (`pvf.experiments.particle_sweep.RUN_COLUMNS`)."""
-    if not path.is_file():
-        raise PvfError(f"{path}: no such file")
+    require_files([path])
     with open(path, newline="") as f:
         records = list(csv.DictReader(f))
     needed = {"game", "draws", "seed", "particles", "roots", "histories", "evaluator", "exploitability", "seconds"}

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pvf.errors import PvfError
+from pvf.errors import PvfError, require_files
 from pvf.experiments.row_errors import validation_predictions
 from pvf.games.features import build_feature_tables
 from pvf.games.public_tree import build_public_tree
@@ -143,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pbs", type=int, default=2000, help="validation PBSs read with --data (default 2000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per checkpoint")
     args = parser.parse_args(argv)
-    for path in [*args.checkpoints, *([args.data] if args.data else [])]:
-        if not path.is_file():
-            raise PvfError(f"{path}: no such file")
+    require_files([*args.checkpoints, *([args.data] if args.data else [])])
     if args.pbs < 1:
         raise PvfError("--pbs must be positive")
     seeds = split_seeds(args.split_seeds, len(args.checkpoints))
