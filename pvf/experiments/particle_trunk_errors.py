@@ -239,11 +239,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             text = (
                 f"{path.name} K={k}: NashConv {np.mean(line['exploitability']):.4f} over {len(seeds)} draws; "
-                f"relative error at its trunk's queries {line.get('error_all', float('nan')):.3f} "
-                f"(both players' mass {line.get('error_both', float('nan')):.3f}, "
-                f"one player's {line.get('error_one', float('nan')):.3f}; "
-                f"{line.get('share_both', float('nan')):.2f} of leaf states have both; "
-                f"zero-belief rows {line.get('zero_all', float('nan')):.3f})"
+                f"relative error at its trunk's queries {line['error_all']:.3f} "
+                f"(both players' mass {line['error_both']:.3f}, "
+                f"one player's {line['error_one']:.3f}; "
+                f"{line['share_both']:.2f} of leaf states have both; "
+                f"zero-belief rows {line['zero_all']:.3f})"
             )
             if fresh:
                 text += (
