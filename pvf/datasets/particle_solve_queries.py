@@ -7,7 +7,7 @@ function about the children of its roots with the beliefs of its CFR+
 iterates: σ_n(parent)·π_t(a | s), π_t the current iterate at the parent's
 infostate s. A children sample (`pvf.datasets.particle_children`) has the
 same rows with π the random trunk strategy instead, and nets trained on
-those err 2–3× more at their trunk's queries than on fresh samples, 6–13×
+those err 2–4× more at their trunk's queries than on fresh samples, 5–16×
 on zero-belief rows (`pvf.experiments.particle_trunk_errors`). For sample
 i of a children spec with p_solve > 0:
   1. Its second generator (spawn key (i, 1), as the enumerated step 4)
@@ -16,13 +16,13 @@ i of a children spec with p_solve > 0:
   2. Else it belongs to group g = i // `SOLVE_GROUP`. The group's particles
      are those sample g·`SOLVE_GROUP` draws (its trunk strategy, its
      generator); the group's trunk (move D − 1 to D over the PBS they
-     induce) is solved by `iterations` CFR+ iterations with the data's own
+     induce) is solved by 100 CFR+ iterations (as the sweep) with the data's own
      targets at its leaves (`pvf.datasets.induced_targets`: what a network
      that learned the data perfectly would answer), and each leaf query's
      iterate π_t is recovered from its leaf reaches (at a chance-node root
      one round deep, the reach of the sequence (s, a) is π_t(a | s)). This
-     is done once per process and group (a few seconds at K = 16 in
-     Goofspiel-13: the cost is shared by the group's query samples).
+     is done once per process and group (about 10 s at K = 16 in
+     Goofspiel-13, shared by the group's query samples).
   3. The sample's children are posed from the group's particles with the
      behaviour π_k at the parents' infostates (the k-th query's iterate, k
      uniform over the solve's queries; the random strategy of sample
@@ -37,6 +37,8 @@ reach with the targets at the leaves and 50–66% with a 300,000-sample net;
 mixed with λ ~ U(0, 1) (the first version of this module) 4% of the query
 samples' rows were left at zero, against 16% of plain samples'.
 The solve is deterministic, so a sample depends on (spec, i) only.
+Nets trained on 25,600 Goofspiel-13 samples with p_solve = 0.5 were no better
+than on plain ones, at the trunk or at its queries (docs/results/particles.md).
 """
 
 from __future__ import annotations
