@@ -52,7 +52,7 @@ from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_draws import draw_particles
 from pvf.datasets.spec import GenerationSpec
 from pvf.games.engine import particle_engine
-from pvf.games.history_sampling import Strategy
+from pvf.games.history_sampling import ParticleSample, Strategy
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
@@ -116,11 +116,20 @@ def query_behaviours(trunk: Trunk, reaches: tuple[np.ndarray, np.ndarray]) -> li
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class GroupSolve:
+    """Step 2 for one group: its particles and trunk strategy (its first sample's) and each query's iterate."""
+
+    sample: ParticleSample
+    base: Strategy
+    behaviours: list[Behaviour]
+
+
 @lru_cache(maxsize=4)
-def group_behaviours(spec: GenerationSpec, engine: str, group: int) -> list[Behaviour]:
-    """Step 2 for one group, once per process: each query's iterate (engine: "native" or "openspiel")."""
+def group_solve(spec: GenerationSpec, engine: str, group: int) -> GroupSolve:
+    """Step 2 for one group, once per process (engine: "native" or "openspiel")."""
     loaded = load_game(spec.game)
-    sample, _, _ = draw_particles(spec, particle_engine(loaded, engine), group * SOLVE_GROUP)
+    sample, base, _ = draw_particles(spec, particle_engine(loaded, engine), group * SOLVE_GROUP)
     depth, cap = spec.depth, spec.particles.max_histories
     setting = setting_from_particles(
         loaded, sample.particles, sample.own_reach, depth - 1, depth, "induced", engine, max_histories=cap
@@ -137,12 +146,13 @@ def group_behaviours(spec: GenerationSpec, engine: str, group: int) -> list[Beha
         setting, select_histories(setting, fraction=1.0), make, DEFAULT_ITERATIONS, game_root_convention=False
     )
     if not recorded:  # the game ends at the trunk's leaves: nothing is asked
-        return [{}]
-    return query_behaviours(trunk, (recorded[0].stacked(0), recorded[0].stacked(1)))
+        return GroupSolve(sample, base, [{}])
+    return GroupSolve(sample, base, query_behaviours(trunk, (recorded[0].stacked(0), recorded[0].stacked(1))))
 
 
-def query_strategy(spec: GenerationSpec, engine: str, query: SolveQuery, base: Strategy) -> QueryBehaviour:
-    """Step 3's behaviour at the parents: the group's k-th query iterate (`base` where it has none)."""
-    behaviours = group_behaviours(spec, engine, query.group)
-    k = min(int(query.query * len(behaviours)), len(behaviours) - 1)
-    return QueryBehaviour(behaviours[k], base)
+def query_parents(spec: GenerationSpec, engine: str, query: SolveQuery) -> tuple[ParticleSample, QueryBehaviour]:
+    """Step 3's particles (the group's) and behaviour at the parents: the group's k-th query iterate (the
+    group's trunk strategy where it has none)."""
+    solved = group_solve(spec, engine, query.group)
+    k = min(int(query.query * len(solved.behaviours)), len(solved.behaviours) - 1)
+    return solved.sample, QueryBehaviour(solved.behaviours[k], solved.base)

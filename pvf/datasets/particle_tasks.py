@@ -68,7 +68,7 @@ import numpy as np
 
 from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import SOLVE_GROUP, query_strategy, solve_query
+from pvf.datasets.particle_solve_queries import query_parents, solve_query
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
@@ -141,8 +141,7 @@ def _pose(spec: GenerationSpec, game: ParticleEngine, sample_id: int) -> tuple[P
     """Steps 1–2 of one sample: its particles and the game whose solve gives its rows' targets."""
     query = solve_query(spec, sample_id) if spec.particles.rows == "children" else None
     if query is not None:  # the group's particles, towards one of its trunk solve's queries
-        sample, base, _ = draw_particles(spec, game, query.group * SOLVE_GROUP)
-        strategy = query_strategy(spec, game.name, query, base)
+        sample, strategy = query_parents(spec, game.name, query)
         rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
         return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
     sample, strategy, rng = draw_particles(spec, game, sample_id)

@@ -9,7 +9,7 @@ from pvf.cli import main
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_children import pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import SOLVE_GROUP, QueryBehaviour, group_behaviours, solve_query
+from pvf.datasets.particle_solve_queries import SOLVE_GROUP, QueryBehaviour, group_solve, solve_query
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
 from pvf.datasets.sampling import SamplingConfig
@@ -54,7 +54,9 @@ def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_inc
 
     sparse_trunk_strategy(setting, select_histories(setting, fraction=1.0), make)
     ((trunk, recording),) = made
-    behaviours = group_behaviours(spec, engine.name, 0)
+    solved = group_solve(spec, engine.name, 0)
+    assert solved.sample.particles == sample.particles  # the group's particles: its first sample's draw
+    behaviours = solved.behaviours
     assert len(behaviours) == len(recording.queries) == 202
     for probs in behaviours[0].values():
         np.testing.assert_allclose(probs, np.full(len(probs), 1 / len(probs)), rtol=0, atol=1e-15)
