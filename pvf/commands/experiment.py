@@ -343,6 +343,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         DEFAULT_EXACT_HISTORIES,
         UNIFORM_REFERENCE,
         check_trunk,
+        draws_and_seeds,
         plot_particle_sweep,
         run_particle_sweep,
         runs_table,
@@ -353,7 +354,6 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
     from pvf.games.depths import positional_inputs
     from pvf.games.features import build_feature_tables
-    from pvf.games.induced_pbs import check_particle_count
     from pvf.games.loading import ALIASES, load_game
     from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
     from pvf.results import write_csv
@@ -369,15 +369,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             f"--exact-up-to must be >= 0 and --bound-iterations >= 1, got {exact_up_to} and {bound_iterations}"
         )
     max_histories = resolve_max_histories(args, DEFAULT_MAX_HISTORIES)
-    try:
-        draws = [int(k) for k in args.draws.split(",")]
-        seeds = [int(s) for s in args.seeds.split(",")]
-    except ValueError:
-        raise PvfError("--draws and --seeds take comma-separated integers, e.g. 1,4,16") from None
-    for k in draws:
-        check_particle_count(k, "--draws")
-    if min(seeds) < 0:
-        raise PvfError(f"--seeds must be non-negative, got {args.seeds}")
+    draws, seeds = draws_and_seeds(args.draws, args.seeds)
     if args.save_policy is not None and (args.save_policy.suffix != ".json" or not args.save_policy.parent.is_dir()):
         raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
     out = check_future_dir(args.out, "--out")  # checked now, made only once the sweep succeeded

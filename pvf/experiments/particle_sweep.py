@@ -79,6 +79,7 @@ from pvf.experiments.trunk_sweep import (
 )
 from pvf.games.engine import check_engine, particle_engine
 from pvf.games.history_sampling import MAX_PLAYS
+from pvf.games.induced_pbs import check_particle_count
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
@@ -123,6 +124,20 @@ SUMMARY_COLUMNS = {
         "seconds_mean",
     )
 }
+
+
+def draws_and_seeds(draws: str, seeds: str) -> tuple[list[int], list[int]]:
+    """`--draws` and `--seeds` of a particle-trunk command: comma-separated particle counts (each allowed by
+    `check_particle_count`) and non-negative seeds; a one-line PvfError otherwise."""
+    try:
+        counts, numbers = [int(k) for k in draws.split(",")], [int(s) for s in seeds.split(",")]
+    except ValueError:
+        raise PvfError("--draws and --seeds take comma-separated integers, e.g. 1,4,16") from None
+    for k in counts:
+        check_particle_count(k, "--draws")
+    if min(numbers) < 0:
+        raise PvfError(f"--seeds must be non-negative, got {seeds}")
+    return counts, numbers
 
 
 def check_trunk(loaded: LoadedGame, root_move: int, depth: int, max_histories: int = DEFAULT_MAX_HISTORIES) -> None:

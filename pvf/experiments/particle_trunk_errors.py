@@ -44,18 +44,22 @@ import numpy as np
 import torch
 
 from pvf.datasets.induced_targets import induced_pbs_evaluator
-from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError, require_files
-from pvf.experiments.particle_sweep import check_trunk, particle_trunk_setting
+from pvf.experiments.particle_sweep import check_trunk, draws_and_seeds, particle_trunk_setting
 from pvf.games.features import FeatureTables, build_feature_tables
 from pvf.games.loading import LoadedGame, load_game
 from pvf.module_main import run_module
 from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.sparse_trunks import particle_setting, select_histories, sparse_exploitability, sparse_trunk_strategy
+from pvf.solvers.sparse_trunks import (
+    normalized_setting,
+    select_histories,
+    sparse_exploitability,
+    sparse_trunk_strategy,
+)
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
-from pvf.trainers.data import PbsTorchDataset
+from pvf.trainers.data import PbsTorchDataset, num_samples
 from pvf.valuefn.encoding import normalized_rows
 from pvf.valuefn.network import Network, load_value_function
 
@@ -147,8 +151,7 @@ def draw_report(
         return made[-1][1]
 
     trunk, strategies = sparse_trunk_strategy(s, select_histories(s, fraction=1.0), recorded, iterations)
-    measured = particle_setting(s.tree, s.histories, s.weights / s.weights.sum(), s.own_reach, s.root_move, s.depth)
-    report = {"exploitability": sparse_exploitability(measured, trunk, strategies).exploitability}
+    report = {"exploitability": sparse_exploitability(normalized_setting(s), trunk, strategies).exploitability}
     if not made:  # the trunk reaches the end of the game: no leaf was asked
         return report
     ((_, recording),) = made
@@ -161,9 +164,7 @@ def draw_report(
 def sample_sums(data: Path, net: Network, samples: int) -> dict[str, np.ndarray]:
     """Step 3: `group_sums` per sample of `data`'s first `samples`, in the normalised units the net sees (a
     per-sample, per-player scale: each player's ratio within a sample is that of the game's units)."""
-    with PBSDataset(data) as ds:
-        total = len(ds.trunk)
-    ids = np.arange(min(samples, total))
+    ids = np.arange(min(samples, num_samples(data)))
     dataset = PbsTorchDataset(data, ids, net.meta.layout.target, block_samples=0)
     parts = []
     for lo in range(0, len(ids), CHUNK):
@@ -201,12 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     require_files([*args.checkpoints, *([args.data] if args.data else [])])
     if args.samples < 1 or args.iterations < 1:
         raise PvfError("--samples and --iterations must be positive")
-    try:
-        draws, seeds = ([int(x) for x in text.split(",")] for text in (args.draws, args.seeds))
-    except ValueError:
-        raise PvfError("--draws and --seeds take comma-separated integers, e.g. 1,4,16") from None
-    if min(draws) < 1 or min(seeds) < 0:
-        raise PvfError(f"--draws must be positive and --seeds non-negative, got {args.draws} and {args.seeds}")
+    draws, seeds = draws_and_seeds(args.draws, args.seeds)
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
     nets = [load_value_function(path, loaded.game_string, args.depth) for path in args.checkpoints]

@@ -44,7 +44,7 @@ from pvf.solvers.sparse_trunks import (
     SparseSetting,
     evaluation_strategies,
     no_strategy,
-    particle_setting,
+    normalized_setting,
     sparse_exploitability,
     sparse_trunk_strategy,
 )
@@ -103,10 +103,7 @@ class TrunkPoint:
 
     def measured(self) -> SparseSetting:
         """The setting exploitability is measured in: the drawn one, or with weights normalised to sum 1."""
-        s = self.setting
-        if not self.normalized:
-            return s
-        return particle_setting(s.tree, s.histories, s.weights / s.weights.sum(), s.own_reach, s.root_move, s.depth)
+        return normalized_setting(self.setting) if self.normalized else self.setting
 
 
 @dataclass(frozen=True)

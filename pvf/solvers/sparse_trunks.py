@@ -258,6 +258,13 @@ def sparse_trunk(setting: SparseSetting, kept: np.ndarray) -> Trunk:
     )
 
 
+def normalized_setting(setting: SparseSetting) -> SparseSetting:
+    """A particle setting with its weights divided by their sum: the game whose chance node draws its root
+    histories with those probabilities (where a particle trunk's exploitability is measured)."""
+    s = setting
+    return particle_setting(s.tree, s.histories, s.weights / s.weights.sum(), s.own_reach, s.root_move, s.depth)
+
+
 def leaf_scales(setting: SparseSetting, trunk: Trunk) -> tuple[np.ndarray, np.ndarray]:
     """Per player [J_n] σ_n(s): π*_n of the root history above each leaf infostate (1 if none)."""
     tree = trunk.tree
