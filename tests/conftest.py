@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pvf.datasets.generate import generate
-from pvf.datasets.spec import GenerationSpec
+from pvf.datasets.spec import GenerationSpec, ParticleOptions
 from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.trainers.training import TrainingRun, train_value_function
 
@@ -81,3 +81,21 @@ def kuhn_runs(kuhn_data, tmp_path_factory) -> dict[str, TrainingRun]:
         )
         for arch in ("particle", "positional")
     }
+
+
+@pytest.fixture(scope="session")
+def goof5_children_net(tmp_path_factory) -> tuple[Path, Path]:
+    """A particle net (6 steps) on 16 Goofspiel-5 children samples at move 3 (best responses), and that file."""
+    folder = tmp_path_factory.mktemp("goof5_children")
+    spec = GenerationSpec(
+        game=GOOF5,
+        depth=3,
+        num_trunks=16,
+        cfr_iterations=20,
+        target="best_response",
+        task_size=8,
+        particles=ParticleOptions(count=6, rows="children"),
+    )
+    generate(spec, folder / "g5.h5", progress=False)
+    run = train_value_function(folder / "g5.h5", "particle", folder / "net.ckpt", 0, max_steps=6, every_n_steps=None)
+    return run.checkpoint, folder / "g5.h5"

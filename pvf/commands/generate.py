@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pvf.commands import add_progress_argument, progress_wanted, resolve_max_histories
@@ -79,6 +80,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="trunk sampling: probability that a trunk's leaf beliefs are moved towards one leaf query of a "
         "trunk CFR+ solve with the data's targets at its leaves (default 0; enumerated and children-row datasets)",
+    )
+    p.add_argument(
+        "--solve-network",
+        type=Path,
+        default=None,
+        metavar="CKPT",
+        help="with --particles, --rows children and --p-solve: a particle value net at the leaves of the trunk "
+        "solves whose queries the samples take, instead of the data's targets (the beliefs that net's own trunk "
+        "asks about; the file records its SHA-256)",
     )
     p.add_argument(
         "--p-keep",
@@ -154,9 +164,23 @@ def run(args: argparse.Namespace) -> int:
     elif args.rows != "particles" or args.engine is not None:
         option = "--rows" if args.rows != "particles" else "--engine"
         raise PvfError(f"{option} applies to particle datasets; add --particles K")
+    if args.solve_network is not None and (not particles or args.rows != "children"):
+        raise PvfError("--solve-network applies to particle children rows; add --particles K --rows children")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
+    leaves = None
+    if args.solve_network is not None:  # torch only where a net is asked for
+        from pvf.valuefn.query_leaves import network_leaves
+
+        leaves = network_leaves(args.solve_network, args.game, args.depth)
     kind = (
-        {"particles": ParticleOptions(count=args.particles, max_histories=args.max_histories, rows=args.rows)}
+        {
+            "particles": ParticleOptions(
+                count=args.particles,
+                max_histories=args.max_histories,
+                rows=args.rows,
+                solve_network="" if leaves is None else leaves.digest,
+            )
+        }
         if particles
         else {"solver": args.solver}
     )
@@ -179,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=progress_wanted(args),
         # a particle spec carries its cap; the engine only steps particle histories
-        **({"engine": args.engine or "auto"} if particles else {"max_histories": args.max_histories}),
+        **({"engine": args.engine or "auto", "leaves": leaves} if particles else {"max_histories": args.max_histories}),
     )
     if particles:
         written = f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}"

@@ -21,9 +21,10 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
+from pvf.datasets.particle_solve_queries import QueryLeaves
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
-from pvf.datasets.tasks import run_task
+from pvf.datasets.tasks import TaskOptions, run_task
 from pvf.errors import PvfError
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
@@ -39,14 +40,16 @@ def run_tasks(
     backend: str = "local",
     max_histories: int = DEFAULT_MAX_HISTORIES,
     engine: str = "auto",
+    leaves: QueryLeaves | None = None,
 ) -> Iterator[tuple[Task, SampleColumns]]:
     """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
 
-    max_histories: the game-size cap each worker builds its tree with; engine: the particle engine."""
+    max_histories: the game-size cap each worker builds its tree with; engine: the particle engine;
+    leaves: the leaves of the query solves (`run_task`)."""
     check_backend(workers, backend)
     if not tasks:
         return iter(())
-    job = (max_histories, engine)
+    job = (max_histories, engine, leaves)
     if backend == "ray":
         return _run_ray(spec, tasks, workers, job)
     if workers == 1 or len(tasks) == 1:
@@ -93,7 +96,7 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
-def _run_one(job: tuple[GenerationSpec, Task, tuple[int, str]]) -> tuple[Task, SampleColumns]:
+def _run_one(job: tuple[GenerationSpec, Task, TaskOptions]) -> tuple[Task, SampleColumns]:
     spec, task, options = job
     return task, run_task(spec, task, *options)
 
@@ -110,7 +113,7 @@ def exit_with_parent(parent_pid: int) -> None:
 
 
 def _run_pool(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: tuple[int, str]
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: TaskOptions
 ) -> Iterator[tuple[Task, SampleColumns]]:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers, initializer=exit_with_parent, initargs=(os.getpid(),)) as pool:
@@ -118,7 +121,7 @@ def _run_pool(
 
 
 def _run_ray(
-    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: tuple[int, str]
+    spec: GenerationSpec, tasks: Sequence[Task], workers: int, options: TaskOptions
 ) -> Iterator[tuple[Task, SampleColumns]]:
     try:
         import ray

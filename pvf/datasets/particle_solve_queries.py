@@ -18,7 +18,10 @@ i of a children spec with p_solve > 0:
      generator); the group's trunk (move D − 1 to D over the PBS they
      induce) is solved by 100 CFR+ iterations (as the sweep) with the data's own
      targets at its leaves (`pvf.datasets.induced_targets`: what a network
-     that learned the data perfectly would answer), and each leaf query's
+     that learned the data perfectly would answer), or with `QueryLeaves`
+     given (`pvf generate --solve-network CKPT`: a value net, whose own
+     solve asks about other beliefs than the targets'; one round of
+     ReBeL's loop, data where the net's trunk asks), and each leaf query's
      iterate π_t is recovered from its leaf reaches (at a chance-node root
      one round deep, the reach of the sequence (s, a) is π_t(a | s)). This
      is done once per process and group (about 10 s at K = 16 in
@@ -45,23 +48,58 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_draws import draw_particles
 from pvf.datasets.spec import GenerationSpec
+from pvf.errors import PvfError
 from pvf.games.engine import particle_engine
 from pvf.games.history_sampling import ParticleSample, Strategy
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.particle_settings import setting_from_particles
-from pvf.solvers.sparse_trunks import ScaledEvaluator, leaf_scales, select_histories, sparse_trunk_strategy
+from pvf.solvers.sparse_trunks import (
+    ScaledEvaluator,
+    SparseSetting,
+    leaf_scales,
+    select_histories,
+    sparse_trunk_strategy,
+)
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
 
 SOLVE_GROUP = 128  # samples sharing one trunk solve (its particles: the group's first sample's)
 Behaviour = dict[str, np.ndarray]  # OpenSpiel infostate string -> probabilities of its legal actions, in order
+
+
+class QueryLeaves(Protocol):
+    """Step 2's leaves instead of the data's targets: hashable and picklable (it travels to the workers).
+
+    digest: what the spec records of it (`ParticleOptions.solve_network`), e.g. a checkpoint's SHA-256.
+    """
+
+    digest: str
+
+    def __call__(self, setting: SparseSetting, trunk: Trunk) -> LeafEvaluator:
+        """The evaluator at `trunk`'s leaves in the game-root convention (as a net swept over the setting)."""
+        ...
+
+
+def check_query_leaves(spec: GenerationSpec, leaves: QueryLeaves | None) -> None:
+    """PvfError unless `leaves` are the ones the spec records (none where it records none)."""
+    recorded = spec.particles.solve_network if spec.particles is not None else ""
+    given = "" if leaves is None else leaves.digest
+    if recorded == given:
+        return
+    if not recorded:
+        raise PvfError("--solve-network needs --p-solve > 0 and --rows children (it sets the query solves' leaves)")
+    raise PvfError(
+        f"this dataset's query solves have a network with SHA-256 {recorded[:12]}… at their leaves"
+        f"{'' if leaves is None else f', not {given[:12]}…'}; pass that checkpoint as --solve-network"
+    )
 
 
 @dataclass(frozen=True)
@@ -126,8 +164,10 @@ class GroupSolve:
 
 
 @lru_cache(maxsize=4)
-def group_solve(spec: GenerationSpec, engine: str, group: int) -> GroupSolve:
-    """Step 2 for one group, once per process (engine: "native" or "openspiel")."""
+def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: QueryLeaves | None = None) -> GroupSolve:
+    """Step 2 for one group, once per process (engine: "native" or "openspiel"; leaves: the trunk's leaf
+    evaluator where the spec records one, `check_query_leaves`)."""
+    check_query_leaves(spec, leaves)
     loaded = load_game(spec.game)
     sample, base, _ = draw_particles(spec, particle_engine(loaded, engine), group * SOLVE_GROUP)
     depth, cap = spec.depth, spec.particles.max_histories
@@ -137,8 +177,11 @@ def group_solve(spec: GenerationSpec, engine: str, group: int) -> GroupSolve:
     recorded: list[RecordingEvaluator] = []
 
     def make(trunk: Trunk) -> LeafEvaluator:
-        targets = induced_pbs_evaluator(loaded, trunk, spec.cfr_iterations, spec.target, engine)
-        recording = RecordingEvaluator(ScaledEvaluator(targets, leaf_scales(setting, trunk)))
+        if leaves is None:
+            inner = induced_pbs_evaluator(loaded, trunk, spec.cfr_iterations, spec.target, engine)
+        else:
+            inner = leaves(setting, trunk)
+        recording = RecordingEvaluator(ScaledEvaluator(inner, leaf_scales(setting, trunk)))
         recorded.append(recording)
         return recording
 
@@ -150,9 +193,11 @@ def group_solve(spec: GenerationSpec, engine: str, group: int) -> GroupSolve:
     return GroupSolve(sample, base, query_behaviours(trunk, (recorded[0].stacked(0), recorded[0].stacked(1))))
 
 
-def query_parents(spec: GenerationSpec, engine: str, query: SolveQuery) -> tuple[ParticleSample, QueryBehaviour]:
+def query_parents(
+    spec: GenerationSpec, engine: str, query: SolveQuery, leaves: QueryLeaves | None = None
+) -> tuple[ParticleSample, QueryBehaviour]:
     """Step 3's particles (the group's) and behaviour at the parents: the group's k-th query iterate (the
     group's trunk strategy where it has none)."""
-    solved = group_solve(spec, engine, query.group)
+    solved = group_solve(spec, engine, query.group, leaves)
     k = min(int(query.query * len(solved.behaviours)), len(solved.behaviours) - 1)
     return solved.sample, QueryBehaviour(solved.behaviours[k], solved.base)

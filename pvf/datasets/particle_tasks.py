@@ -68,7 +68,7 @@ import numpy as np
 
 from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import query_parents, solve_query
+from pvf.datasets.particle_solve_queries import QueryLeaves, check_query_leaves, query_parents, solve_query
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
@@ -117,31 +117,37 @@ class ParticleShard(SampleColumns):
     histories: np.ndarray
 
 
-def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto") -> dict:
+def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto", leaves: QueryLeaves | None = None) -> dict:
     """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features.
 
-    engine: "auto", "native" or "openspiel" (`pvf.games.engine`): the same sample from either."""
-    return solve_samples(spec, [sample_id], engine)[0]
+    engine: "auto", "native" or "openspiel" (`pvf.games.engine`): the same sample from either.
+    leaves: the query solves' leaf evaluator where the spec records one (`pvf.datasets.particle_solve_queries`)."""
+    return solve_samples(spec, [sample_id], engine, leaves)[0]
 
 
-def solve_samples(spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto") -> list[dict]:
+def solve_samples(
+    spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto", leaves: QueryLeaves | None = None
+) -> list[dict]:
     """`solve_sample` of each id, in order, their subgames solved as one game (module docstring, end)."""
+    check_query_leaves(spec, leaves)
     loaded, _ = checked_game(spec.game)
     game = particle_engine(loaded, engine)
     out, pending = [], []
     for sample_id in sample_ids:
-        pending.append(_pose(spec, game, sample_id))
+        pending.append(_pose(spec, game, sample_id, leaves))
         if sum(posed.histories for _, posed in pending) >= JOINT_HISTORIES:
             out += _solve_jointly(spec, game, pending)
             pending = []
     return out + (_solve_jointly(spec, game, pending) if pending else [])
 
 
-def _pose(spec: GenerationSpec, game: ParticleEngine, sample_id: int) -> tuple[ParticleSample, PosedRows]:
+def _pose(
+    spec: GenerationSpec, game: ParticleEngine, sample_id: int, leaves: QueryLeaves | None
+) -> tuple[ParticleSample, PosedRows]:
     """Steps 1–2 of one sample: its particles and the game whose solve gives its rows' targets."""
     query = solve_query(spec, sample_id) if spec.particles.rows == "children" else None
     if query is not None:  # the group's particles, towards one of its trunk solve's queries
-        sample, strategy = query_parents(spec, game.name, query)
+        sample, strategy = query_parents(spec, game.name, query, leaves)
         rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
         return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
     sample, strategy, rng = draw_particles(spec, game, sample_id)
@@ -254,9 +260,11 @@ def _subgame(
     return induced, joined_roots, weights, find_histories(induced, sample.particles)
 
 
-def run_particle_task(spec: GenerationSpec, task: Task, engine: str = "auto") -> ParticleShard:
-    """All samples of the task, in sample-id order (`engine`: `solve_sample`'s)."""
-    samples = solve_samples(spec, range(task.trunk_lo, task.trunk_hi), engine)
+def run_particle_task(
+    spec: GenerationSpec, task: Task, engine: str = "auto", leaves: QueryLeaves | None = None
+) -> ParticleShard:
+    """All samples of the task, in sample-id order (`engine`, `leaves`: `solve_sample`'s)."""
+    samples = solve_samples(spec, range(task.trunk_lo, task.trunk_hi), engine, leaves)
     sizes = [len(s["belief"]) for s in samples]
     cat = lambda k: np.concatenate([s[k] for s in samples])  # noqa: E731
     return ParticleShard(

@@ -53,6 +53,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "positional_infostates": int,
     "subgame": str,  # "induced" or "drawn" (ParticleSpec); files without it are "drawn"
     "rows": str,  # "particles" or "children" (ParticleSpec); files without it are "particles"
+    "solve_network": str,  # SHA-256 of the net at the query solves' leaves (--solve-network); absent: the targets
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"

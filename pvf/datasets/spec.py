@@ -21,10 +21,15 @@ files written before the attribute existed hold; they read as "drawn").
 infostates at move `depth`, or "children", every infostate one move below K
 particles at move `depth` − 1, zero beliefs included: the shape of a
 particle trunk's leaf queries (`pvf.datasets.particle_children`; files
-without the attribute read as "particles"). A particle spec's attributes
+without the attribute read as "particles"). `solve_network`, with
+`--p-solve` and children rows, is the SHA-256 of the value net at the
+leaves of the trunk solves whose queries the samples take
+(`pvf.datasets.particle_solve_queries`; "" for the data's own targets, and
+files without the attribute). A particle spec's attributes
 are the enumerated ones less `solver` (particle targets are CFR+'s) plus
-`particles`, `max_histories`, `subgame` and `rows`, as files and work
-directories written before the two kinds shared a spec hold them.
+`particles`, `max_histories`, `subgame` and `rows` (and `solve_network`
+where set), as files and work directories written before the two kinds
+shared a spec hold them.
 `ParticleSpec(...)` builds a particle spec from the flat arguments of that
 earlier type.
 """
@@ -56,12 +61,14 @@ class ParticleOptions:
     max_histories: refuse a sample whose particle subgame has more histories (the depth is too early).
     subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
     rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
+    solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets.
     """
 
     count: int
     max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES
     subgame: str = "induced"
     rows: str = "particles"
+    solve_network: str = ""
 
     def __post_init__(self) -> None:
         checks = [
@@ -75,6 +82,10 @@ class ParticleOptions:
             (
                 self.rows == "particles" or self.subgame == "induced",
                 "children rows are solved on the PBS they induce; use subgame 'induced'",
+            ),
+            (
+                self.solve_network == "" or len(self.solve_network) == 64,
+                f"solve_network must be a SHA-256 in hex, got {self.solve_network!r}",
             ),
         ]
         for ok, message in checks:
@@ -148,6 +159,10 @@ class GenerationSpec:
                     "--p-solve mixes a trunk solve's leaf queries into enumerated and children-row datasets only; "
                     "use --rows children or drop it",
                 ),
+                (
+                    not self.particles.solve_network or self.sampling.p_solve > 0,
+                    "--solve-network sets the leaves of the query solves; add --p-solve P > 0",
+                ),
             ]
         for ok, message in checks:
             if not ok:
@@ -173,6 +188,7 @@ class GenerationSpec:
             "max_histories": p.max_histories,
             "subgame": p.subgame,
             "rows": p.rows,
+            **({"solve_network": p.solve_network} if p.solve_network else {}),
         }
 
     @classmethod
@@ -187,6 +203,7 @@ class GenerationSpec:
                     max_histories=int(attrs["max_histories"]),
                     subgame=str(attrs.get("subgame", "drawn")),
                     rows=str(attrs.get("rows", "particles")),
+                    solve_network=str(attrs.get("solve_network", "")),
                 )
             return cls(
                 game=str(attrs["game"]),
@@ -211,7 +228,12 @@ class GenerationSpec:
         if other.particles is None and self.particles is not None:
             return ["an enumerated dataset, not a particle one"]
         mine, theirs = self.to_attrs(), other.to_attrs()
-        return [f"{k}: {theirs[k]!r} there, {mine[k]!r} asked" for k in mine if mine[k] != theirs[k]]
+        keys = [*mine, *(k for k in theirs if k not in mine)]  # an optional attribute only one of them has
+        return [
+            f"{k}: {theirs.get(k, '')!r} there, {mine.get(k, '')!r} asked"
+            for k in keys
+            if mine.get(k, "") != theirs.get(k, "")
+        ]
 
 
 def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kept for users' scripts)
@@ -227,6 +249,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
     max_histories: int = DEFAULT_MAX_SUBGAME_HISTORIES,
     subgame: str = "induced",
     rows: str = "particles",
+    solve_network: str = "",
 ) -> GenerationSpec:
     """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
     return GenerationSpec(
@@ -238,5 +261,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
         sampling=SamplingConfig() if sampling is None else sampling,
         target=target,
         task_size=task_size,
-        particles=ParticleOptions(count=particles, max_histories=max_histories, subgame=subgame, rows=rows),
+        particles=ParticleOptions(
+            count=particles, max_histories=max_histories, subgame=subgame, rows=rows, solve_network=solve_network
+        ),
     )

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pvf.datasets import schema
+from pvf.datasets.particle_solve_queries import QueryLeaves
 from pvf.datasets.particle_tasks import run_particle_task, solve_sample
 from pvf.datasets.pbs_tasks import context, run_pbs_task
 from pvf.datasets.spec import GenerationSpec
@@ -33,17 +34,23 @@ from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
 
 
 def run_task(
-    spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_MAX_HISTORIES, engine: str = "auto"
+    spec: GenerationSpec,
+    task: Task,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
+    engine: str = "auto",
+    leaves: QueryLeaves | None = None,
 ) -> SampleColumns:
     """The shard of one task of `spec`: `ShardArrays` (enumerated) or `ParticleShard` (particles).
 
     max_histories: the public tree's cap (enumerated data; a particle spec carries its own).
-    engine: the particle engine (`pvf.games.engine`; the same shard from each)."""
+    engine: the particle engine (`pvf.games.engine`; the same shard from each).
+    leaves: the leaves of a particle spec's query solves, where it records a network (`QueryLeaves`)."""
     if spec.particles is None:
         return run_pbs_task(spec, task, max_histories)
-    return run_particle_task(spec, task, engine)
+    return run_particle_task(spec, task, engine, leaves)
 
 
+TaskOptions = tuple[int, str, QueryLeaves | None]  # what run_task takes beside spec and task: cap, engine, leaves
 MIN_PARTICLE_SAMPLE_BYTES = 16  # a sample stores at least its record and one infostate row, 8 bytes each at least
 
 
@@ -96,10 +103,10 @@ class ParticleKind:
     samples_per_trunk = 1
     disk_bound_is = "at least"
 
-    def __init__(self, spec: GenerationSpec, engine: str = "auto"):
+    def __init__(self, spec: GenerationSpec, engine: str = "auto", leaves: QueryLeaves | None = None):
         self.spec = spec
         self.disk_bound = 2 * spec.num_trunks * MIN_PARTICLE_SAMPLE_BYTES  # refuses absurd counts, never a fit
-        solve_sample(spec, 0, engine)  # validates game, observers, depth and subgame size before anything is written
+        solve_sample(spec, 0, engine, leaves)  # checks game, observers, depth, subgame size before anything is written
 
     def shard_matches(self, path: Path, task: Task) -> bool:
         return particle_shard_matches(path, task)
@@ -108,8 +115,13 @@ class ParticleKind:
         join_particle_shards(out, shards, self.spec)
 
 
-def dataset_kind(spec: GenerationSpec, max_histories: int = DEFAULT_MAX_HISTORIES, engine: str = "auto") -> DatasetKind:
+def dataset_kind(
+    spec: GenerationSpec,
+    max_histories: int = DEFAULT_MAX_HISTORIES,
+    engine: str = "auto",
+    leaves: QueryLeaves | None = None,
+) -> DatasetKind:
     """The kind of `spec`'s dataset, checked against the game (PvfError before any work)."""
     if spec.particles is None:
         return EnumeratedKind(spec, max_histories)
-    return ParticleKind(spec, engine)
+    return ParticleKind(spec, engine, leaves)

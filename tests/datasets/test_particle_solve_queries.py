@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import h5py
 import numpy as np
 import pytest
 
@@ -9,24 +12,42 @@ from pvf.cli import main
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_children import pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import SOLVE_GROUP, QueryBehaviour, group_solve, solve_query
+from pvf.datasets.particle_solve_queries import (
+    SOLVE_GROUP,
+    QueryBehaviour,
+    check_query_leaves,
+    group_solve,
+    solve_query,
+)
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
 from pvf.datasets.sampling import SamplingConfig
+from pvf.errors import PvfError
 from pvf.games.engine import particle_engine
+from pvf.games.features import build_feature_tables
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
+from pvf.valuefn.network import load_value_function
+from pvf.valuefn.query_leaves import NetworkLeaves, file_sha256, network_leaves
 from tests.conftest import GOOF5
 
 CFR = 20
 
 
-def _spec(p_solve: float, trunks: int = 6):
+def _spec(p_solve: float, trunks: int = 6, solve_network: str = ""):
     sampling = SamplingConfig(p_solve=p_solve)
     return ParticleSpec(
-        GOOF5, 3, trunks, particles=8, cfr_iterations=CFR, target="best_response", rows="children", sampling=sampling
+        GOOF5,
+        3,
+        trunks,
+        particles=8,
+        cfr_iterations=CFR,
+        target="best_response",
+        rows="children",
+        sampling=sampling,
+        solve_network=solve_network,
     )
 
 
@@ -37,11 +58,14 @@ def _row_beliefs(posed):
     return [dict(zip((rows.tree.infostate_strings[n][i] for i in rows.infostates[n]), rows.belief[n])) for n in (0, 1)]
 
 
-def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_included():
+@pytest.mark.parametrize("leaves", ["targets", "network"])
+def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_included(leaves, goof5_children_net):
     """The rows' beliefs are the sweep's own recorded leaf query (the game-root convention σ·π_t, recorded
     inside its `ScaledEvaluator`), infostate for infostate, at the first, a middle and the last query; every
-    recovered iterate is a distribution, the first one uniform."""
-    spec = _spec(1.0)
+    recovered iterate is a distribution, the first one uniform. The same with a net at the solve's leaves
+    (`--solve-network`): the queries of the net's own trunk solve."""
+    network = network_leaves(goof5_children_net[0], GOOF5, 3) if leaves == "network" else None
+    spec = _spec(1.0, solve_network="" if network is None else network.digest)
     loaded = load_game(GOOF5)
     engine = particle_engine(loaded, "auto")
     sample, base, _ = draw_particles(spec, engine, 0)
@@ -49,12 +73,16 @@ def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_inc
     made = []
 
     def make(trunk):
-        made.append((trunk, RecordingEvaluator(induced_pbs_evaluator(loaded, trunk, CFR, spec.target, engine.name))))
+        if network is None:
+            inner = induced_pbs_evaluator(loaded, trunk, CFR, spec.target, engine.name)
+        else:
+            inner = load_value_function(network.path).evaluator(trunk, build_feature_tables(setting.tree))
+        made.append((trunk, RecordingEvaluator(inner)))
         return made[-1][1]
 
     sparse_trunk_strategy(setting, select_histories(setting, fraction=1.0), make)
     ((trunk, recording),) = made
-    solved = group_solve(spec, engine.name, 0)
+    solved = group_solve(spec, engine.name, 0, network)
     assert solved.sample.particles == sample.particles  # the group's particles: its first sample's draw
     behaviours = solved.behaviours
     assert len(behaviours) == len(recording.queries) == 202
@@ -98,3 +126,64 @@ def test_p_solve_needs_children_rows(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--rows children" in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def _h5(path):
+    out = {}
+    with h5py.File(path) as f:
+        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
+        return out, dict(f.attrs)
+
+
+def test_solve_network_files_record_the_net_and_differ_only_at_query_samples(tmp_path, goof5_children_net, capsys):
+    """`--solve-network`: the file records the checkpoint's SHA-256; native and OpenSpiel engines write the same
+    file; its plain samples are those of the targets' `--p-solve` file (the same draws), its query samples are
+    not; a rerun without the net, or with other bytes, is refused in one line and leaves the file alone."""
+    checkpoint = Path(goof5_children_net[0])
+    argv = ["generate", "--game", "goofspiel5", "--depth", "3", "--particles", "8", "--rows", "children"]
+    argv += ["--p-solve", "0.5", "--trunks", "6", "--cfr-iterations", str(CFR), "--task-size", "2"]
+    argv += ["--target", "best_response", "--no-progress"]
+    files = {name: tmp_path / f"{name}.h5" for name in ("native", "openspiel", "targets")}
+    for engine in ("native", "openspiel"):
+        extra = ["--solve-network", str(checkpoint), "--engine", engine]
+        assert main([*argv, *extra, "--out", str(files[engine])]) == 0
+    assert main([*argv, "--out", str(files["targets"])]) == 0
+    (native, attrs), (walked, _), (targets, _) = (_h5(files[n]) for n in ("native", "openspiel", "targets"))
+    assert attrs["solve_network"] == file_sha256(checkpoint)
+    for name, values in native.items():
+        np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
+    spec = _spec(0.5)
+    queries = [solve_query(spec, i) is not None for i in range(6)]
+    assert any(queries) and not all(queries)
+    beliefs = lambda data, i: data["infostates/belief"][slice(*data["samples/offset"][i : i + 2])]  # noqa: E731
+    same = [np.array_equal(beliefs(native, i), beliefs(targets, i)) for i in range(6)]
+    assert all(s for s, q in zip(same, queries) if not q) and not all(s for s, q in zip(same, queries) if q)
+    capsys.readouterr()
+    before = files["native"].read_bytes()
+    other = tmp_path / "other.ckpt"
+    other.write_bytes(checkpoint.read_bytes() + b"\0")
+    for extra in ([], ["--solve-network", str(other)]):
+        assert main([*argv, *extra, "--out", str(files["native"])]) == 2
+        err = capsys.readouterr().err
+        assert "solve_network" in err and len(err.strip().splitlines()) == 1
+    assert files["native"].read_bytes() == before
+
+
+def test_solve_network_refusals(tmp_path, goof5_children_net, capsys):
+    checkpoint = str(goof5_children_net[0])
+    argv = ["generate", "--game", "goofspiel5", "--depth", "3", "--particles", "8", "--trunks", "2", "--no-progress"]
+    cases = [
+        (["--rows", "children", "--solve-network", checkpoint], "--p-solve"),
+        (["--solve-network", checkpoint], "--rows children"),
+        (["--rows", "children", "--p-solve", "0.5", "--solve-network", "missing.ckpt"], "no such file"),
+    ]
+    for extra, message in cases:
+        assert main([*argv, *extra, "--out", str(tmp_path / "x.h5")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+    leaves = NetworkLeaves(checkpoint, "0" * 64)
+    with pytest.raises(PvfError, match="restore it or start over"):
+        leaves(None, None)
+    with pytest.raises(PvfError, match="pass that checkpoint"):
+        check_query_leaves(_spec(0.5, solve_network="0" * 64), None)

@@ -8,15 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from pvf.datasets.generate import generate
 from pvf.datasets.induced_targets import induced_pbs_evaluator
-from pvf.datasets.particle_spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.experiments.particle_sweep import run_particle_sweep
 from pvf.experiments.particle_trunk_errors import draw_report, group_sums, main, pooled
 from pvf.experiments.trunk_sweep import SweepEvaluator
 from pvf.games.loading import load_game
-from pvf.trainers.training import train_value_function
 from tests.conftest import GOOF5
 
 ITERATIONS = 20
@@ -59,19 +56,8 @@ def test_the_targets_have_no_error_and_scaled_ones_a_tenth_and_the_solve_is_the_
     assert exact["exploitability"] == pytest.approx(row.exploitability, rel=1e-12, abs=1e-15)
 
 
-@pytest.fixture(scope="module")
-def children_net(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("particle_trunk_errors")
-    spec = ParticleSpec(
-        GOOF5, 3, 16, particles=6, cfr_iterations=20, target="best_response", rows="children", task_size=8
-    )
-    generate(spec, folder / "g5.h5", progress=False)
-    run = train_value_function(folder / "g5.h5", "particle", folder / "net.ckpt", 0, max_steps=6, every_n_steps=None)
-    return run.checkpoint, folder / "g5.h5"
-
-
-def test_command_reports_each_draw_and_the_fresh_error(children_net, capsys):
-    checkpoint, data = children_net
+def test_command_reports_each_draw_and_the_fresh_error(goof5_children_net, capsys):
+    checkpoint, data = goof5_children_net
     argv = [str(checkpoint), "--game", "goofspiel5", "--root-move", "2", "--depth", "3", "--draws", "4"]
     assert main([*argv, "--seeds", "0,1", "--iterations", str(ITERATIONS), "--data", str(data), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -1,0 +1,74 @@
+"""A particle value net at the leaves of the trunk solves whose queries a particle dataset's samples take.
+
+`pvf generate --particles K --rows children --p-solve P --solve-network CKPT`
+poses a share P of the samples at the leaf queries of sparse trunk solves
+(`pvf.datasets.particle_solve_queries`, step 2). Without `--solve-network`
+those solves have the data's own targets at their leaves; with it, the
+net's values, so the samples' beliefs are the ones the net's own trunk
+asks about (one round of ReBeL's loop: data where the net is used). The
+spec records the checkpoint's SHA-256 (`ParticleOptions.solve_network`),
+so a file says which net posed its queries and a rerun with other bytes is
+refused; each worker loads the net once, checks the bytes it loaded, and
+runs it on one thread (workers are one per core).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+from pvf.errors import PvfError, require_files
+from pvf.games.features import build_feature_tables
+from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.sparse_trunks import SparseSetting
+from pvf.solvers.trunk_solver import Trunk
+from pvf.valuefn.network import Network, load_value_function
+
+_CHUNK = 1 << 20
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class NetworkLeaves:
+    """`pvf.datasets.particle_solve_queries.QueryLeaves` of a checkpoint: its net at a sparse trunk's leaves.
+
+    path: the checkpoint; digest: its SHA-256 when the spec was made.
+    """
+
+    path: str
+    digest: str
+
+    def __call__(self, setting: SparseSetting, trunk: Trunk) -> LeafEvaluator:
+        """The net at `trunk`'s leaves, in the game-root convention (as the particle sweep asks it)."""
+        return _network(self.path, self.digest).evaluator(trunk, build_feature_tables(setting.tree))
+
+
+def network_leaves(path: str | Path, game: str, depth: int) -> NetworkLeaves:
+    """The leaves of `path`'s net, checked before any work: it exists, was trained on `game` at `depth`, and
+    is not positional (a particle subgame has no enumerated slots)."""
+    require_files([Path(path)])
+    net = load_value_function(path, game, depth)
+    if net.meta.architecture == "positional":
+        raise PvfError(f"{path} is a positional value function; --solve-network needs a particle or attention net")
+    return NetworkLeaves(str(path), file_sha256(path))
+
+
+@lru_cache(maxsize=2)
+def _network(path: str, digest: str) -> Network:
+    """The net, once per process, if its bytes are still the spec's."""
+    if not Path(path).is_file() or file_sha256(path) != digest:
+        raise PvfError(f"{path} is gone or changed since the dataset's spec was made; restore it or start over")
+    torch.set_num_threads(1)
+    return load_value_function(path)
