@@ -132,9 +132,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     part.add_argument("--no-oracle", action="store_true", help="skip the exact (LP) oracle at the leaves")
     part.add_argument(
         "--targets",
-        action="store_true",
-        help="also the datasets' targets at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles "
-        "induce): what a perfect network would give",
+        nargs="?",
+        const="average",
+        default=None,
+        choices=("average", "current", "best_response"),
+        metavar="KIND",
+        help="also a dataset target at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): "
+        "what a perfect network trained on it would give; KIND average (the default, the row 'targets'), current "
+        "or best_response (pvf generate's default target: the row 'targets best_response')",
     )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument(
@@ -376,9 +381,11 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
-    if args.targets:
-        evaluators["targets"] = SweepEvaluator(
-            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, engine=args.engine), game_root=True
+    if args.targets is not None:
+        kind = args.targets
+        evaluators["targets" if kind == "average" else f"targets {kind}"] = SweepEvaluator(
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, kind, engine=args.engine),
+            game_root=True,
         )
     full, members = None, []
     for path in args.network:

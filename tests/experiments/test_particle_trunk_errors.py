@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from pvf.cli import main as cli_main
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.errors import PvfError
 from pvf.experiments.particle_sweep import run_particle_sweep
@@ -67,3 +68,21 @@ def test_command_reports_each_draw_and_the_fresh_error(goof5_children_net, capsy
         main(["missing.ckpt", "--game", "goofspiel5", "--root-move", "2", "--depth", "3"])
     with pytest.raises(PvfError, match="comma-separated integers"):
         main([*argv[:-1], "four"])
+
+
+def test_sweep_targets_of_each_kind_are_named_and_the_best_responses_are_draw_reports(tmp_path, capsys):
+    """`--targets` alone is the average profile's row "targets" (the committed figures' column); `--targets
+    best_response` is the row "targets best_response", whose NashConv is `draw_report`'s with those targets."""
+    loaded = load_game(GOOF5)
+    rows = {}
+    for kind in ([], ["best_response"]):
+        argv = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "2", "--depth", "3"]
+        argv += ["--draws", "4", "--seeds", "1", "--no-oracle", "--iterations", str(ITERATIONS), "--targets", *kind]
+        assert cli_main([*argv, "--json", "--out", str(tmp_path / f"sweep{len(kind)}")]) == 0
+        for point in json.loads(capsys.readouterr().out)["points"]:
+            rows[point["evaluator"]] = point["exploitability_mean"]
+    assert set(rows) == {"uniform", "targets", "targets best_response"}
+    responses = lambda trunk, f: induced_pbs_evaluator(loaded, trunk, 100, "best_response")  # noqa: E731
+    best = draw_report(loaded, responses, "best_response", 2, 3, 4, 1, ITERATIONS)  # seed 1: at seed 0 both agree
+    assert rows["targets best_response"] == pytest.approx(best["exploitability"], rel=1e-12, abs=1e-15)
+    assert rows["targets"] != pytest.approx(rows["targets best_response"])
