@@ -1,7 +1,7 @@
 """Where a particle value net errs that its trunk feels: its error at its own sparse trunk's queries.
 
     python -m pvf.experiments.particle_trunk_errors A.ckpt [B.ckpt ...] --game goofspiel13 --root-move 9 \\
-        --depth 10 [--draws 16] [--seeds 0,1,2] [--data FRESH.h5] [--samples 400] [--json]
+        --depth 10 [--draws 16] [--seeds 0,1,2] [--data FRESH.h5] [--samples 400] [--driver D.ckpt] [--json]
 
 The particle analogue of `pvf.experiments.trunk_errors`. A particle net is
 trained on children samples of random trunk strategies
@@ -29,7 +29,12 @@ sweep (the same particles and trunk as its rows, reference: the mix):
      same pooled ratios over its first `--samples` samples: the error on
      the training distribution, beside it.
 A net whose error is low on fresh samples and high at its trunk's queries
-fits beliefs its trunk does not ask about.
+fits beliefs its trunk does not ask about. With `--driver D.ckpt` the trunk
+of step 1 is solved with D at its leaves for every checkpoint (NashConv
+and queries are D's) and each checkpoint is measured at D's queries: a net
+trained on D's queries (`pvf generate --solve-network D.ckpt`) that errs
+little there and much at its own queries is steered by its own solve
+towards its errors, rather than missing data.
 """
 
 from __future__ import annotations
@@ -138,10 +143,12 @@ def draw_report(
     draws: int,
     seed: int,
     iterations: int = DEFAULT_ITERATIONS,
+    measure: Callable[[Trunk, FeatureTables], LeafEvaluator] | None = None,
 ) -> dict[str, Any]:
     """Steps 1–2 for one draw of particles and one evaluator in the game-root convention (make: (trunk, the
     setting tree's feature tables) -> evaluator; a net's `evaluator`): the trunk NashConv, the recorded queries'
-    `query_errors` against the induced PBSs' `target` values, and the draw's `summary`."""
+    `query_errors` against the induced PBSs' `target` values, and the draw's `summary`. With `measure`, the
+    errors are those of its evaluator at the queries of `make`'s solve."""
     s = particle_trunk_setting(loaded, root_move, depth, draws, seed, SamplingConfig())
     features = build_feature_tables(s.tree)
     made: list[tuple[Trunk, RecordingEvaluator]] = []
@@ -157,7 +164,8 @@ def draw_report(
     ((_, recording),) = made
     reach = (recording.stacked(0), recording.stacked(1))
     targets = induced_pbs_evaluator(loaded, trunk, 100, target)(*reach)
-    errors = query_errors(trunk, reach, (recording.stacked(2), recording.stacked(3)), targets)
+    values = (recording.stacked(2), recording.stacked(3)) if measure is None else measure(trunk, features)(*reach)
+    errors = query_errors(trunk, reach, values, targets)
     return {**report, **errors, **summary(errors)}
 
 
@@ -197,15 +205,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=DEFAULT_ITERATIONS, help="trunk CFR+ iterations")
     parser.add_argument("--data", type=Path, help="a children file the nets were not trained on: their error there")
     parser.add_argument("--samples", type=int, default=400, help="samples read with --data (default 400)")
+    parser.add_argument(
+        "--driver",
+        type=Path,
+        help="solve each trunk with this net at its leaves; measure every checkpoint at its queries",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object per checkpoint and K")
     args = parser.parse_args(argv)
-    require_files([*args.checkpoints, *([args.data] if args.data else [])])
+    require_files([*args.checkpoints, *([args.data] if args.data else []), *([args.driver] if args.driver else [])])
     if args.samples < 1 or args.iterations < 1:
         raise PvfError("--samples and --iterations must be positive")
     draws, seeds = draws_and_seeds(args.draws, args.seeds)
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
     nets = [load_value_function(path, loaded.game_string, args.depth) for path in args.checkpoints]
+    driver = None if args.driver is None else load_value_function(args.driver, loaded.game_string, args.depth)
     for path, net in zip(args.checkpoints, nets):
         target, fresh = net.meta.layout.target, {}
         if args.data is not None:
@@ -217,13 +231,15 @@ def main(argv: list[str] | None = None) -> int:
                 "data_samples": len(every),
             }
         for k in draws:
+            solve, measure = (net.evaluator, None) if driver is None else (driver.evaluator, net.evaluator)
             reports = [
-                draw_report(loaded, net.evaluator, target, args.root_move, args.depth, k, seed, args.iterations)
+                draw_report(loaded, solve, target, args.root_move, args.depth, k, seed, args.iterations, measure)
                 for seed in seeds
             ]
             figures = [r for r in reports if "query" in r]
             line: dict[str, Any] = {
                 "checkpoint": str(path),
+                **({"driver": str(args.driver)} if driver is not None else {}),
                 "draws": k,
                 "seeds": seeds,
                 "exploitability": [r["exploitability"] for r in reports],
@@ -234,8 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(line), flush=True)
                 continue
             text = (
-                f"{path.name} K={k}: NashConv {np.mean(line['exploitability']):.4f} over {len(seeds)} draws; "
-                f"relative error at its trunk's queries {line['error_all']:.3f} "
+                f"{path.name} K={k}: NashConv {np.mean(line['exploitability']):.4f} over {len(seeds)} draws"
+                f"{'' if driver is None else f' of {args.driver.name} at the leaves'}; "
+                f"relative error at {'its' if driver is None else 'that'} trunk's queries {line['error_all']:.3f} "
                 f"(both players' mass {line['error_both']:.3f}, "
                 f"one player's {line['error_one']:.3f}; "
                 f"{line['share_both']:.2f} of leaf states have both; "

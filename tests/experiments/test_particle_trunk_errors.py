@@ -50,6 +50,10 @@ def test_the_targets_have_no_error_and_scaled_ones_a_tenth_and_the_solve_is_the_
     assert exact["error_all"] == 0.0 and exact["zero_all"] == 0.0 and len(set(exact["query"])) == 2 * ITERATIONS + 2
     off = draw_report(loaded, lambda trunk, f: Scaled(targets(trunk, f), 1.1), "best_response", 2, 3, 4, 0, ITERATIONS)
     assert off["error_all"] == pytest.approx(0.1, rel=1e-9) and 0 < off["zero_all"] < 0.1
+    driven = draw_report(
+        loaded, targets, "best_response", 2, 3, 4, 0, ITERATIONS, lambda trunk, f: Scaled(targets(trunk, f), 1.1)
+    )  # measured at the targets' own queries: the same solve, the scaled values' error
+    assert driven["exploitability"] == exact["exploitability"] and driven["error_all"] == pytest.approx(0.1, rel=1e-9)
     sweep = SweepEvaluator(lambda setting: lambda trunk: targets(trunk, None), game_root=True)
     (row,) = [
         r for r in run_particle_sweep(loaded, 2, 3, [4], [0], {"t": sweep}, iterations=ITERATIONS) if r.evaluator == "t"
@@ -64,6 +68,10 @@ def test_command_reports_each_draw_and_the_fresh_error(goof5_children_net, capsy
     report = json.loads(capsys.readouterr().out)
     assert report["draws"] == 4 and len(report["exploitability"]) == 2 and report["data_samples"] == 16
     assert report["error_all"] > 0 and report["data_error"] > 0 and 0 <= report["share_both"] <= 1
+    assert main([*argv, "--seeds", "0,1", "--iterations", str(ITERATIONS), "--driver", str(checkpoint), "--json"]) == 0
+    driven = json.loads(capsys.readouterr().out)  # the net driving its own solve: its own figures
+    assert driven["driver"] == str(checkpoint) and driven["exploitability"] == report["exploitability"]
+    assert driven["error_all"] == pytest.approx(report["error_all"], rel=1e-6)  # float32 nets, queries in one batch
     with pytest.raises(PvfError, match="no such file"):
         main(["missing.ckpt", "--game", "goofspiel5", "--root-move", "2", "--depth", "3"])
     with pytest.raises(PvfError, match="comma-separated integers"):
