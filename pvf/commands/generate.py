@@ -91,6 +91,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "asks about; the file records its SHA-256)",
     )
     p.add_argument(
+        "--solve-group",
+        type=int,
+        default=None,
+        metavar="G",
+        help="with --p-solve and children rows: consecutive samples that share one query solve and its particles "
+        "(default 128; smaller: more distinct public states among the query samples, one solve per G samples)",
+    )
+    p.add_argument(
         "--p-keep",
         type=float,
         default=None,
@@ -164,8 +172,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.rows != "particles" or args.engine is not None:
         option = "--rows" if args.rows != "particles" else "--engine"
         raise PvfError(f"{option} applies to particle datasets; add --particles K")
-    if args.solve_network is not None and (not particles or args.rows != "children"):
-        raise PvfError("--solve-network applies to particle children rows; add --particles K --rows children")
+    for name, value in (("--solve-network", args.solve_network), ("--solve-group", args.solve_group)):
+        if value is not None and (not particles or args.rows != "children"):
+            raise PvfError(f"{name} applies to particle children rows; add --particles K --rows children")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
     leaves = None
     if args.solve_network is not None:  # torch only where a net is asked for
@@ -179,6 +188,7 @@ def run(args: argparse.Namespace) -> int:
                 max_histories=args.max_histories,
                 rows=args.rows,
                 solve_network="" if leaves is None else leaves.digest,
+                **({} if args.solve_group is None else {"solve_group": args.solve_group}),
             )
         }
         if particles

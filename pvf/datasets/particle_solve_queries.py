@@ -13,8 +13,8 @@ i of a children spec with p_solve > 0:
   1. Its second generator (spawn key (i, 1), as the enumerated step 4)
      draws (u, k); if u ≥ p_solve the sample is a plain children sample,
      so files with p_solve = 0 are unchanged.
-  2. Else it belongs to group g = i // `SOLVE_GROUP`. The group's particles
-     are those sample g·`SOLVE_GROUP` draws (its trunk strategy, its
+  2. Else it belongs to group g = i // G (G the spec's `solve_group`,
+     default 128). The group's particles are those sample g·G draws (its trunk strategy, its
      generator); the group's trunk (move D − 1 to D over the PBS they
      induce) is solved by 100 CFR+ iterations (as the sweep) with the data's own
      targets at its leaves (`pvf.datasets.induced_targets`: what a network
@@ -29,7 +29,7 @@ i of a children spec with p_solve > 0:
   3. The sample's children are posed from the group's particles with the
      behaviour π_k at the parents' infostates (the k-th query's iterate, k
      uniform over the solve's queries; the random strategy of sample
-     g·`SOLVE_GROUP` only where the solve has none): the children's
+     g·G only where the solve has none): the children's
      beliefs are the query's own. Its own generator (spawn key (i,)) draws
      the leaf public state its rows come from, as for any children sample.
 Unlike the enumerated step, no part of the random strategy is mixed in:
@@ -71,7 +71,6 @@ from pvf.solvers.sparse_trunks import (
 )
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
 
-SOLVE_GROUP = 128  # samples sharing one trunk solve (its particles: the group's first sample's)
 Behaviour = dict[str, np.ndarray]  # OpenSpiel infostate string -> probabilities of its legal actions, in order
 
 
@@ -117,7 +116,7 @@ def solve_query(spec: GenerationSpec, sample_id: int) -> SolveQuery | None:
     u, k = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id, 1))).random(2)
     if u >= spec.sampling.p_solve:
         return None
-    return SolveQuery(sample_id // SOLVE_GROUP, float(k))
+    return SolveQuery(sample_id // spec.particles.solve_group, float(k))
 
 
 class QueryBehaviour:
@@ -169,7 +168,7 @@ def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: QueryLeav
     evaluator where the spec records one, `check_query_leaves`)."""
     check_query_leaves(spec, leaves)
     loaded = load_game(spec.game)
-    sample, base, _ = draw_particles(spec, particle_engine(loaded, engine), group * SOLVE_GROUP)
+    sample, base, _ = draw_particles(spec, particle_engine(loaded, engine), group * spec.particles.solve_group)
     depth, cap = spec.depth, spec.particles.max_histories
     setting = setting_from_particles(
         loaded, sample.particles, sample.own_reach, depth - 1, depth, "induced", engine, max_histories=cap

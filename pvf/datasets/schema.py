@@ -54,6 +54,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "subgame": str,  # "induced" or "drawn" (ParticleSpec); files without it are "drawn"
     "rows": str,  # "particles" or "children" (ParticleSpec); files without it are "particles"
     "solve_network": str,  # SHA-256 of the net at the query solves' leaves (--solve-network); absent: the targets
+    "solve_group": int,  # p_solve samples sharing one query solve (--solve-group); absent: 128
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"

@@ -48,6 +48,7 @@ from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES
 TARGET_PROFILES = ("average", "current", "best_response")
 DEFAULT_TASK_SIZE = 50
 DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
+DEFAULT_SOLVE_GROUP = 128  # p_solve samples sharing one trunk solve (and its particles); files without the attribute
 SUBGAMES = ("induced", "drawn")
 ROWS = ("particles", "children")
 _INT64_MAX = 2**63 - 1
@@ -62,6 +63,7 @@ class ParticleOptions:
     subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
     rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
     solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets.
+    solve_group: consecutive samples sharing one query solve and its particles (`--solve-group`).
     """
 
     count: int
@@ -69,6 +71,7 @@ class ParticleOptions:
     subgame: str = "induced"
     rows: str = "particles"
     solve_network: str = ""
+    solve_group: int = DEFAULT_SOLVE_GROUP
 
     def __post_init__(self) -> None:
         checks = [
@@ -87,6 +90,7 @@ class ParticleOptions:
                 self.solve_network == "" or len(self.solve_network) == 64,
                 f"solve_network must be a SHA-256 in hex, got {self.solve_network!r}",
             ),
+            (self.solve_group >= 1, f"--solve-group must be at least 1, got {self.solve_group}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -163,6 +167,10 @@ class GenerationSpec:
                     not self.particles.solve_network or self.sampling.p_solve > 0,
                     "--solve-network sets the leaves of the query solves; add --p-solve P > 0",
                 ),
+                (
+                    self.particles.solve_group == DEFAULT_SOLVE_GROUP or self.sampling.p_solve > 0,
+                    "--solve-group sizes the groups of query samples; add --p-solve P > 0",
+                ),
             ]
         for ok, message in checks:
             if not ok:
@@ -189,6 +197,7 @@ class GenerationSpec:
             "subgame": p.subgame,
             "rows": p.rows,
             **({"solve_network": p.solve_network} if p.solve_network else {}),
+            **({"solve_group": p.solve_group} if p.solve_group != DEFAULT_SOLVE_GROUP else {}),
         }
 
     @classmethod
@@ -204,6 +213,7 @@ class GenerationSpec:
                     subgame=str(attrs.get("subgame", "drawn")),
                     rows=str(attrs.get("rows", "particles")),
                     solve_network=str(attrs.get("solve_network", "")),
+                    solve_group=int(attrs.get("solve_group", DEFAULT_SOLVE_GROUP)),
                 )
             return cls(
                 game=str(attrs["game"]),
@@ -250,6 +260,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
     subgame: str = "induced",
     rows: str = "particles",
     solve_network: str = "",
+    solve_group: int = DEFAULT_SOLVE_GROUP,
 ) -> GenerationSpec:
     """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
     return GenerationSpec(
@@ -262,6 +273,11 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
         target=target,
         task_size=task_size,
         particles=ParticleOptions(
-            count=particles, max_histories=max_histories, subgame=subgame, rows=rows, solve_network=solve_network
+            count=particles,
+            max_histories=max_histories,
+            subgame=subgame,
+            rows=rows,
+            solve_network=solve_network,
+            solve_group=solve_group,
         ),
     )

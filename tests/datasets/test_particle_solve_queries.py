@@ -13,7 +13,6 @@ from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_children import pose_children
 from pvf.datasets.particle_draws import draw_particles
 from pvf.datasets.particle_solve_queries import (
-    SOLVE_GROUP,
     QueryBehaviour,
     check_query_leaves,
     group_solve,
@@ -22,6 +21,7 @@ from pvf.datasets.particle_solve_queries import (
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
 from pvf.datasets.sampling import SamplingConfig
+from pvf.datasets.spec import DEFAULT_SOLVE_GROUP
 from pvf.errors import PvfError
 from pvf.games.engine import particle_engine
 from pvf.games.features import build_feature_tables
@@ -36,7 +36,7 @@ from tests.conftest import GOOF5
 CFR = 20
 
 
-def _spec(p_solve: float, trunks: int = 6, solve_network: str = ""):
+def _spec(p_solve: float, trunks: int = 6, solve_network: str = "", solve_group: int = DEFAULT_SOLVE_GROUP):
     sampling = SamplingConfig(p_solve=p_solve)
     return ParticleSpec(
         GOOF5,
@@ -48,6 +48,7 @@ def _spec(p_solve: float, trunks: int = 6, solve_network: str = ""):
         rows="children",
         sampling=sampling,
         solve_network=solve_network,
+        solve_group=solve_group,
     )
 
 
@@ -109,7 +110,7 @@ def test_plain_samples_are_unchanged_and_moved_ones_use_their_groups_particles()
     particles of its group's first sample (here sample 0) and beliefs of its own."""
     plain, mixed = (solve_samples(_spec(p), range(6)) for p in (0.0, 0.5))
     queries = [solve_query(_spec(0.5), i) for i in range(6)]
-    assert 0 < sum(q is not None for q in queries) < 6 and SOLVE_GROUP > 6
+    assert 0 < sum(q is not None for q in queries) < 6 and DEFAULT_SOLVE_GROUP > 6
     for i, (a, b, q) in enumerate(zip(plain, mixed, queries)):
         if q is None:
             for key in a:
@@ -187,3 +188,16 @@ def test_solve_network_refusals(tmp_path, goof5_children_net, capsys):
         leaves(None, None)
     with pytest.raises(PvfError, match="pass that checkpoint"):
         check_query_leaves(_spec(0.5, solve_network="0" * 64), None)
+
+
+def test_solve_groups_of_g_samples_take_the_particles_of_their_first():
+    """`--solve-group 2`: samples 2g and 2g + 1 are posed from sample 2g's particles and one solve; the attribute
+    is written only where G is not the default (earlier files read as 128)."""
+    spec = _spec(1.0, solve_group=2)
+    assert [solve_query(spec, i).group for i in range(6)] == [0, 0, 1, 1, 2, 2]
+    engine = particle_engine(load_game(GOOF5), "auto")
+    for group in range(3):
+        first, _, _ = draw_particles(spec, engine, 2 * group)
+        assert group_solve(spec, engine.name, group).sample.particles == first.particles
+    assert spec.to_attrs()["solve_group"] == 2 and "solve_group" not in _spec(1.0).to_attrs()
+    assert type(spec).from_attrs(spec.to_attrs()) == spec
