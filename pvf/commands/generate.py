@@ -99,6 +99,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default 128; smaller: more distinct public states among the query samples, one solve per G samples)",
     )
     p.add_argument(
+        "--public-states",
+        choices=("all", "undecided"),
+        default=None,
+        help="with --rows children: the parents' public state is the one trunk strategy i reaches (all, the default) "
+        "or, replaying it, the first where the trunk matters (undecided: the particle-trunk sweep's roots)",
+    )
+    p.add_argument(
         "--p-keep",
         type=float,
         default=None,
@@ -172,7 +179,12 @@ def run(args: argparse.Namespace) -> int:
     elif args.rows != "particles" or args.engine is not None:
         option = "--rows" if args.rows != "particles" else "--engine"
         raise PvfError(f"{option} applies to particle datasets; add --particles K")
-    for name, value in (("--solve-network", args.solve_network), ("--solve-group", args.solve_group)):
+    children_only = (
+        ("--solve-network", args.solve_network),
+        ("--solve-group", args.solve_group),
+        ("--public-states", args.public_states),
+    )
+    for name, value in children_only:
         if value is not None and (not particles or args.rows != "children"):
             raise PvfError(f"{name} applies to particle children rows; add --particles K --rows children")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
@@ -189,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
                 rows=args.rows,
                 solve_network="" if leaves is None else leaves.digest,
                 **({} if args.solve_group is None else {"solve_group": args.solve_group}),
+                **({} if args.public_states is None else {"public_states": args.public_states}),
             )
         }
         if particles

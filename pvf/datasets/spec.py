@@ -51,6 +51,7 @@ DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
 DEFAULT_SOLVE_GROUP = 128  # p_solve samples sharing one trunk solve (and its particles); files without the attribute
 SUBGAMES = ("induced", "drawn")
 ROWS = ("particles", "children")
+PUBLIC_STATES = ("all", "undecided")
 _INT64_MAX = 2**63 - 1
 
 
@@ -64,6 +65,9 @@ class ParticleOptions:
     rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
     solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets.
     solve_group: consecutive samples sharing one query solve and its particles (`--solve-group`).
+    public_states: "all" (the public state trunk strategy i reaches) or "undecided" (children rows: trunk
+        strategy i replayed, same stream, until its public state is one where the trunk matters, as the
+        particle-trunk sweep draws its roots; `pvf.solvers.particle_settings.trunk_matters`).
     """
 
     count: int
@@ -72,6 +76,7 @@ class ParticleOptions:
     rows: str = "particles"
     solve_network: str = ""
     solve_group: int = DEFAULT_SOLVE_GROUP
+    public_states: str = "all"
 
     def __post_init__(self) -> None:
         checks = [
@@ -91,6 +96,14 @@ class ParticleOptions:
                 f"solve_network must be a SHA-256 in hex, got {self.solve_network!r}",
             ),
             (self.solve_group >= 1, f"--solve-group must be at least 1, got {self.solve_group}"),
+            (
+                self.public_states in PUBLIC_STATES,
+                f"--public-states must be one of {', '.join(PUBLIC_STATES)}, got {self.public_states!r}",
+            ),
+            (
+                self.public_states == "all" or self.rows == "children",
+                "--public-states undecided draws the parents of children rows; add --rows children",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -198,6 +211,7 @@ class GenerationSpec:
             "rows": p.rows,
             **({"solve_network": p.solve_network} if p.solve_network else {}),
             **({"solve_group": p.solve_group} if p.solve_group != DEFAULT_SOLVE_GROUP else {}),
+            **({"public_states": p.public_states} if p.public_states != "all" else {}),
         }
 
     @classmethod
@@ -214,6 +228,7 @@ class GenerationSpec:
                     rows=str(attrs.get("rows", "particles")),
                     solve_network=str(attrs.get("solve_network", "")),
                     solve_group=int(attrs.get("solve_group", DEFAULT_SOLVE_GROUP)),
+                    public_states=str(attrs.get("public_states", "all")),
                 )
             return cls(
                 game=str(attrs["game"]),
@@ -261,6 +276,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
     rows: str = "particles",
     solve_network: str = "",
     solve_group: int = DEFAULT_SOLVE_GROUP,
+    public_states: str = "all",
 ) -> GenerationSpec:
     """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
     return GenerationSpec(
@@ -279,5 +295,6 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
             rows=rows,
             solve_network=solve_network,
             solve_group=solve_group,
+            public_states=public_states,
         ),
     )

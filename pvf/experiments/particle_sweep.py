@@ -83,8 +83,8 @@ from pvf.games.induced_pbs import check_particle_count
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
-from pvf.solvers.particle_settings import setting_from_particles
-from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, select_histories, uniform_exploitability
+from pvf.solvers.particle_settings import setting_from_particles, trunk_matters
+from pvf.solvers.sparse_trunks import SparseSetting, select_histories
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
 
@@ -182,9 +182,7 @@ def particle_roots(
     rng = np.random.default_rng(np.random.SeedSequence(reference_seed, spawn_key=(seed, draws)))
     for _ in range(MAX_PLAYS):
         history = game.play_to_depth(strategy, root_move, rng)
-        alone, at = game.particle_tree([history])
-        single = particle_setting(alone, at, np.ones(1), np.ones((1, 2)), root_move, depth)
-        if uniform_exploitability(single).exploitability > 1e-12:
+        if trunk_matters(game, history, root_move, depth):
             break
     else:
         raise PvfError(

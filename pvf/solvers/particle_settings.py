@@ -14,7 +14,10 @@ The subgame below the roots is built to the end of the game (the
 evaluation trunk measures exploitability there) by the game's particle
 engine (`pvf.games.engine`). Used by the particle-trunk sweep
 (`pvf.experiments.particle_sweep`) and the particle re-solving agent
-(`pvf.agents.particle_agent`).
+(`pvf.agents.particle_agent`). `trunk_matters` says whether a history's
+public state is one where the trunk's play changes anything (late in
+win/lose Goofspiel most are decided under good play): the sweep measures
+only those, and `--public-states undecided` data is drawn only there.
 """
 
 from __future__ import annotations
@@ -22,13 +25,21 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.engine import particle_engine
+from pvf.games.engine import ParticleEngine, particle_engine
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
-from pvf.solvers.sparse_trunks import SparseSetting, particle_setting
+from pvf.solvers.sparse_trunks import SparseSetting, particle_setting, uniform_exploitability
 
 ROOTS = ("induced", "drawn")
+
+
+def trunk_matters(game: ParticleEngine, history: tuple[int, ...], root_move: int, depth: int) -> bool:
+    """Whether the uniform trunk strategy is exploitable in the one-history game of `history` (at `root_move`,
+    trunk to `depth`, solved to the end of the game): if not, every trunk strategy scores the same there."""
+    alone, at = game.particle_tree([history])
+    single = particle_setting(alone, at, np.ones(1), np.ones((1, 2)), root_move, depth)
+    return uniform_exploitability(single).exploitability > 1e-12
 
 
 def setting_from_particles(

@@ -25,6 +25,7 @@ def _datasets(path):
         ("goofspiel5", "3", "8", "children", "6", ["--p-solve", "0.5"]),  # 4 of 6 samples near one trunk solve
         ("goofspiel(num_cards=8,imp_info=True,points_order=ascending)", "5", "16", "children", "3", []),
         ("goofspiel13", "10", "16", "children", "3", []),
+        ("goofspiel13", "10", "16", "children", "3", ["--public-states", "undecided"]),
     ],
 )
 def test_native_and_openspiel_write_the_same_file(tmp_path, game, depth, particles, rows, trunks, extra):
