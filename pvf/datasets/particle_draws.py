@@ -27,10 +27,11 @@ from pvf.games.history_sampling import MAX_PLAYS, ParticleSample
 from pvf.solvers.particle_settings import trunk_matters
 
 
-def draw_particles(
+def played_history(
     spec: GenerationSpec, game: ParticleEngine, sample_id: int
-) -> tuple[ParticleSample, LazyTrunkStrategy, np.random.Generator]:
-    """(the particles, trunk strategy i, generator i after the draw) of a particle spec's sample i."""
+) -> tuple[tuple[int, ...], LazyTrunkStrategy, np.random.Generator]:
+    """(the history trunk strategy i plays to the sample's move, replayed where `public_states` asks, the strategy,
+    generator i after the play) of a particle spec's sample i."""
     options = spec.particles
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
@@ -46,7 +47,15 @@ def draw_particles(
                 f"{MAX_PLAYS} plays to move {at} all reached public states where the trunk does not matter; "
                 "use --public-states all or another --depth"
             )
-    sample = game.sample_particles(strategy, history, options.count, rng)
+    return history, strategy, rng
+
+
+def draw_particles(
+    spec: GenerationSpec, game: ParticleEngine, sample_id: int
+) -> tuple[ParticleSample, LazyTrunkStrategy, np.random.Generator]:
+    """(the particles, trunk strategy i, generator i after the draw) of a particle spec's sample i."""
+    history, strategy, rng = played_history(spec, game, sample_id)
+    sample = game.sample_particles(strategy, history, spec.particles.count, rng)
     while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
-        sample = game.sample_particles(strategy, history, options.count, rng)
+        sample = game.sample_particles(strategy, history, spec.particles.count, rng)
     return sample, strategy, rng

@@ -27,7 +27,10 @@ sweep (the same particles and trunk as its rows, reference: the mix):
   3. with `--data` (a children file of the net's game and depth that it
      was not trained on, e.g. `pvf generate` with another `--seed`), the
      same pooled ratios over its first `--samples` samples: the error on
-     the training distribution, beside it.
+     the training distribution, beside it; and split by whether the
+     sample's public state is one where the trunk matters (its played
+     history, `pvf.solvers.particle_settings.trunk_matters`), the only
+     kind the sweep's roots are ("undecided"), or not ("decided").
 A net whose error is low on fresh samples and high at its trunk's queries
 fits beliefs its trunk does not ask about. With `--driver D.ckpt` the trunk
 of step 1 is solved with D at its leaves for every checkpoint (NashConv
@@ -49,14 +52,20 @@ import numpy as np
 import torch
 
 from pvf.datasets.induced_targets import induced_pbs_evaluator
+from pvf.datasets.particle_draws import played_history
+from pvf.datasets.particle_solve_queries import solve_query
+from pvf.datasets.reader import PBSDataset
 from pvf.datasets.sampling import SamplingConfig
+from pvf.datasets.spec import GenerationSpec
 from pvf.errors import PvfError, require_files
 from pvf.experiments.particle_sweep import check_trunk, draws_and_seeds, particle_trunk_setting
+from pvf.games.engine import particle_engine
 from pvf.games.features import FeatureTables, build_feature_tables
 from pvf.games.loading import LoadedGame, load_game
 from pvf.module_main import run_module
 from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.particle_settings import trunk_matters
 from pvf.solvers.sparse_trunks import (
     normalized_setting,
     select_histories,
@@ -188,6 +197,22 @@ def sample_sums(data: Path, net: Network, samples: int) -> dict[str, np.ndarray]
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
+def undecided_samples(data: Path, samples: int) -> np.ndarray:
+    """[N] whether each of the first `samples` samples of a children file has its parents where the trunk matters:
+    the history its trunk strategy played (a `--p-solve` query sample's: its group's first sample's)."""
+    with PBSDataset(data) as ds:
+        spec = GenerationSpec.from_attrs(ds.attrs)
+    if spec.particles is None or spec.particles.rows != "children":
+        raise PvfError(f"{data} is not a particle file of children rows (pvf generate --particles K --rows children)")
+    engine = particle_engine(load_game(spec.game), "auto")
+    out = np.zeros(min(samples, spec.num_trunks), dtype=bool)
+    for i in range(len(out)):
+        query = solve_query(spec, i)
+        source = i if query is None else query.group * spec.particles.solve_group
+        out[i] = trunk_matters(engine, played_history(spec, engine, source)[0], spec.depth - 1, spec.depth)
+    return out
+
+
 def mean_of_draws(values: list[float]) -> float:
     """The mean over the draws that have the figure (NaN where none has: e.g. no leaf public state of a kind)."""
     present = [v for v in values if not np.isnan(v)]
@@ -220,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     check_trunk(loaded, args.root_move, args.depth)
     nets = [load_value_function(path, loaded.game_string, args.depth) for path in args.checkpoints]
     driver = None if args.driver is None else load_value_function(args.driver, loaded.game_string, args.depth)
+    undecided = None if args.data is None else undecided_samples(args.data, args.samples)
     for path, net in zip(args.checkpoints, nets):
         target, fresh = net.meta.layout.target, {}
         if args.data is not None:
@@ -229,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
                 "data_error": pooled(sums, every),
                 "data_zero": pooled(sums, every, "zero"),
                 "data_samples": len(every),
+                "data_undecided": int(undecided.sum()),
+                "data_error_undecided": pooled(sums, undecided),
+                "data_zero_undecided": pooled(sums, undecided, "zero"),
+                "data_error_decided": pooled(sums, ~undecided),
             }
         for k in draws:
             solve, measure = (net.evaluator, None) if driver is None else (driver.evaluator, net.evaluator)
@@ -261,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             if fresh:
                 text += (
                     f"; on {fresh['data_samples']} fresh samples {fresh['data_error']:.3f} "
-                    f"(zero-belief rows {fresh['data_zero']:.3f})"
+                    f"(zero-belief rows {fresh['data_zero']:.3f}; on the {fresh['data_undecided']} undecided "
+                    f"{fresh['data_error_undecided']:.3f}, the decided {fresh['data_error_decided']:.3f})"
                 )
             print(text, flush=True)
     return 0

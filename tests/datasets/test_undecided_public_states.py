@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pvf.cli import main
+from pvf.datasets.generate import generate
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
-from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.particle_draws import draw_particles, played_history
 from pvf.datasets.particle_spec import ParticleSpec
+from pvf.experiments.particle_trunk_errors import undecided_samples
 from pvf.games.engine import particle_engine
 from pvf.games.loading import load_game
 from pvf.solvers.particle_settings import trunk_matters
@@ -48,3 +52,15 @@ def test_undecided_needs_children_rows(tmp_path, capsys):
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_errors_script_finds_the_undecided_samples_of_a_file(tmp_path):
+    """`particle_trunk_errors.undecided_samples` (its --data split) on files of both kinds: the plain file's mask is
+    whether each sample's played history matters; every sample of an undecided file is undecided."""
+    engine = particle_engine(load_game(GOOF13), "auto")
+    for kind in ("all", "undecided"):
+        spec = _spec(kind)
+        generate(replace(spec, num_trunks=4, cfr_iterations=10), tmp_path / f"{kind}.h5", progress=False)
+        expected = [trunk_matters(engine, played_history(spec, engine, i)[0], 9, 10) for i in range(4)]
+        found = undecided_samples(tmp_path / f"{kind}.h5", 10)
+        assert found.tolist() == expected and (kind == "all" or all(expected))
