@@ -25,7 +25,8 @@ i of a children spec with p_solve > 0:
      iterate π_t is recovered from its leaf reaches (at a chance-node root
      one round deep, the reach of the sequence (s, a) is π_t(a | s)). This
      is done once per process and group (about 10 s at K = 16 in
-     Goofspiel-13, shared by the group's query samples).
+     Goofspiel-13 with the targets, 0.6 s with a net, shared by the
+     group's query samples).
   3. The sample's children are posed from the group's particles with the
      behaviour π_k at the parents' infostates (the k-th query's iterate, k
      uniform over the solve's queries; the random strategy of sample
@@ -41,7 +42,10 @@ mixed with λ ~ U(0, 1) (the first version of this module) 4% of the query
 samples' rows were left at zero, against 16% of plain samples'.
 The solve is deterministic, so a sample depends on (spec, i) only.
 Nets trained on 25,600 Goofspiel-13 samples with p_solve = 0.5 were no better
-than on plain ones, at the trunk or at its queries (docs/results/particles.md).
+than on plain ones, at the trunk or at its queries, with the targets' or a
+net's own queries (docs/results/particles.md): their error at the trunk
+comes from its public states, all undecided, where most random-play samples
+are decided (`--public-states undecided`, `pvf.datasets.particle_draws`).
 """
 
 from __future__ import annotations
