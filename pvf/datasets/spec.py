@@ -25,11 +25,14 @@ without the attribute read as "particles"). `solve_network`, with
 `--p-solve` and children rows, is the SHA-256 of the value net at the
 leaves of the trunk solves whose queries the samples take
 (`pvf.datasets.particle_solve_queries`; "" for the data's own targets, and
-files without the attribute). A particle spec's attributes
-are the enumerated ones less `solver` (particle targets are CFR+'s) plus
-`particles`, `max_histories`, `subgame` and `rows` (and `solve_network`
-where set), as files and work directories written before the two kinds
-shared a spec hold them.
+files without the attribute); `solve_group` the samples sharing one such
+solve (128 where absent). `public_states` = "undecided" draws children
+samples only at public states where the trunk matters
+(`pvf.datasets.particle_draws`; "all" where absent). A particle spec's
+attributes are the enumerated ones less `solver` (particle targets are
+CFR+'s) plus `particles`, `max_histories`, `subgame` and `rows` (and the
+last three where they are not their defaults), as files and work
+directories written before the two kinds shared a spec hold them.
 `ParticleSpec(...)` builds a particle spec from the flat arguments of that
 earlier type.
 """
