@@ -7,8 +7,9 @@ the public state reached are drawn with their importance weights
 `public_states="undecided"` (children rows) the trunk strategy is played
 again from the same stream until the history reached is one where the trunk
 matters (`pvf.solvers.particle_settings.trunk_matters`, the particle-trunk
-sweep's test for its roots): in Goofspiel-13 at move 9 about 18% of random
-plays are, and nets trained on all of them err 4× more on those (docs/results/particles.md).
+sweep's test for its roots): in Goofspiel-13 at move 9, 17.5% of random
+plays are, and nets trained on all of them err 3–5× more on those than on
+the rest (docs/results/particles.md).
 A sample whose first play matters is the "all" sample, bit for bit. The
 generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
 sample depends on (spec, i) only, never on the worker or task. Where every
@@ -37,16 +38,15 @@ def played_history(
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
     at = spec.depth - 1 if options.rows == "children" else spec.depth
     history = game.play_to_depth(strategy, at, rng)
-    if options.public_states == "undecided":
-        for _ in range(MAX_PLAYS - 1):
-            if trunk_matters(game, history, at, spec.depth):
-                break
-            history = game.play_to_depth(strategy, at, rng)
-        else:
+    plays = 1
+    while options.public_states == "undecided" and not trunk_matters(game, history, at, spec.depth):
+        if plays == MAX_PLAYS:
             raise PvfError(
                 f"{MAX_PLAYS} plays to move {at} all reached public states where the trunk does not matter; "
                 "use --public-states all or another --depth"
             )
+        history = game.play_to_depth(strategy, at, rng)
+        plays += 1
     return history, strategy, rng
 
 

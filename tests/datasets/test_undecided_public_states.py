@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from pvf.cli import main
 from pvf.datasets.generate import generate
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.particle_draws import draw_particles, played_history
 from pvf.datasets.particle_spec import ParticleSpec
+from pvf.errors import PvfError
 from pvf.experiments.particle_trunk_errors import undecided_samples
 from pvf.games.engine import particle_engine
 from pvf.games.loading import load_game
@@ -64,3 +66,10 @@ def test_the_errors_script_finds_the_undecided_samples_of_a_file(tmp_path):
         expected = [trunk_matters(engine, played_history(spec, engine, i)[0], 9, 10) for i in range(4)]
         found = undecided_samples(tmp_path / f"{kind}.h5", 10)
         assert found.tolist() == expected and (kind == "all" or all(expected))
+
+
+def test_a_game_where_the_trunk_never_matters_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr("pvf.datasets.particle_draws.trunk_matters", lambda *args: False)
+    engine = particle_engine(load_game(GOOF13), "auto")
+    with pytest.raises(PvfError, match="plays to move 9 all reached public states where the trunk does not matter"):
+        played_history(_spec("undecided"), engine, 0)
