@@ -6,8 +6,8 @@ the public state reached are drawn with their importance weights
 (`pvf.games.history_sampling`, through the spec's particle engine). With
 `public_states="undecided"` (children rows) the trunk strategy is played
 again from the same stream until the history reached is one where the trunk
-matters (`pvf.solvers.particle_settings.trunk_matters`, the particle-trunk
-sweep's test for its roots): in Goofspiel-13 at move 9, 17.5% of random
+matters (`pvf.solvers.particle_settings.play_until_trunk_matters`, as the
+particle-trunk sweep draws its roots): in Goofspiel-13 at move 9, 17.5% of random
 plays are, and nets trained on all of them err 3–5× more on those than on
 the rest (docs/results/particles.md).
 A sample whose first play matters is the "all" sample, bit for bit. The
@@ -22,10 +22,9 @@ import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.spec import GenerationSpec
-from pvf.errors import PvfError
 from pvf.games.engine import ParticleEngine
-from pvf.games.history_sampling import MAX_PLAYS, ParticleSample
-from pvf.solvers.particle_settings import trunk_matters
+from pvf.games.history_sampling import ParticleSample
+from pvf.solvers.particle_settings import play_until_trunk_matters
 
 
 def played_history(
@@ -37,16 +36,11 @@ def played_history(
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
     at = spec.depth - 1 if options.rows == "children" else spec.depth
-    history = game.play_to_depth(strategy, at, rng)
-    plays = 1
-    while options.public_states == "undecided" and not trunk_matters(game, history, at, spec.depth):
-        if plays == MAX_PLAYS:
-            raise PvfError(
-                f"{MAX_PLAYS} plays to move {at} all reached public states where the trunk does not matter; "
-                "use --public-states all or another --depth"
-            )
+    if options.public_states == "undecided":
+        hint = "; use --public-states all or another --depth"
+        history = play_until_trunk_matters(game, strategy, at, spec.depth, rng, hint)
+    else:
         history = game.play_to_depth(strategy, at, rng)
-        plays += 1
     return history, strategy, rng
 
 

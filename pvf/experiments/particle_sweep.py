@@ -78,12 +78,11 @@ from pvf.experiments.trunk_sweep import (
     sweep,
 )
 from pvf.games.engine import check_engine, particle_engine
-from pvf.games.history_sampling import MAX_PLAYS
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
-from pvf.solvers.particle_settings import setting_from_particles, trunk_matters
+from pvf.solvers.particle_settings import play_until_trunk_matters, setting_from_particles
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
@@ -180,14 +179,7 @@ def particle_roots(
     game = particle_engine(loaded, engine)
     strategy = LazyTrunkStrategy(reference_seed, seed, reference)
     rng = np.random.default_rng(np.random.SeedSequence(reference_seed, spawn_key=(seed, draws)))
-    for _ in range(MAX_PLAYS):
-        history = game.play_to_depth(strategy, root_move, rng)
-        if trunk_matters(game, history, root_move, depth):
-            break
-    else:
-        raise PvfError(
-            f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter"
-        )
+    history = play_until_trunk_matters(game, strategy, root_move, depth, rng)
     sample = game.sample_particles(strategy, history, draws, rng)
     while not sample.particles:
         sample = game.sample_particles(strategy, history, draws, rng)

@@ -16,8 +16,9 @@ engine (`pvf.games.engine`). Used by the particle-trunk sweep
 (`pvf.experiments.particle_sweep`) and the particle re-solving agent
 (`pvf.agents.particle_agent`). `trunk_matters` says whether a history's
 public state is one where the trunk's play changes anything (late in
-win/lose Goofspiel most are decided under good play): the sweep measures
-only those, and `--public-states undecided` data is drawn only there.
+win/lose Goofspiel most are decided under good play);
+`play_until_trunk_matters` replays a strategy until it reaches one: the
+sweep's roots and `--public-states undecided` data are drawn so.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.games.engine import ParticleEngine, particle_engine
+from pvf.games.history_sampling import MAX_PLAYS, Strategy
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES
@@ -40,6 +42,25 @@ def trunk_matters(game: ParticleEngine, history: tuple[int, ...], root_move: int
     alone, at = game.particle_tree([history])
     single = particle_setting(alone, at, np.ones(1), np.ones((1, 2)), root_move, depth)
     return uniform_exploitability(single).exploitability > 1e-12
+
+
+def play_until_trunk_matters(
+    game: ParticleEngine,
+    strategy: Strategy,
+    root_move: int,
+    depth: int,
+    rng: np.random.Generator,
+    hint: str = "",
+) -> tuple[int, ...]:
+    """The first history `strategy` plays to `root_move` from `rng`'s stream (each play continuing it) for which
+    `trunk_matters`; a PvfError ending in `hint` after `MAX_PLAYS` plays without one."""
+    for _ in range(MAX_PLAYS):
+        history = game.play_to_depth(strategy, root_move, rng)
+        if trunk_matters(game, history, root_move, depth):
+            return history
+    raise PvfError(
+        f"{MAX_PLAYS} plays to move {root_move} all reached public states where the trunk does not matter{hint}"
+    )
 
 
 def setting_from_particles(

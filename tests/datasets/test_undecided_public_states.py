@@ -69,7 +69,7 @@ def test_the_errors_script_finds_the_undecided_samples_of_a_file(tmp_path):
 
 
 def test_a_game_where_the_trunk_never_matters_is_refused_in_one_line(monkeypatch):
-    monkeypatch.setattr("pvf.datasets.particle_draws.trunk_matters", lambda *args: False)
+    monkeypatch.setattr("pvf.solvers.particle_settings.trunk_matters", lambda *args: False)
     engine = particle_engine(load_game(GOOF13), "auto")
     with pytest.raises(PvfError, match="plays to move 9 all reached public states where the trunk does not matter"):
         played_history(_spec("undecided"), engine, 0)
