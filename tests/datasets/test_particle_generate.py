@@ -23,16 +23,10 @@ from pvf.games.depths import positional_inputs
 from pvf.games.features import build_feature_tables
 from pvf.valuefn.registry import make_architecture
 from tests.conftest import GOOF5, cached_tree
+from tests.datasets.pbs_helpers import datasets_of
 from tests.games.test_history_sampling import exact_reach
 
 SPEC = ParticleSpec(GOOF5, depth=2, num_trunks=12, particles=6, cfr_iterations=50, task_size=4)
-
-
-def _datasets(path):
-    out = {}
-    with h5py.File(path) as f:
-        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -90,9 +84,9 @@ def test_same_file_for_any_workers_and_after_a_kill(reference, tmp_path, monkeyp
     monkeypatch.setattr(driver, "run_tasks", real)
     report = generate(SPEC, killed, progress=False)
     assert (report.tasks_resumed, report.tasks_run) == (2, 1)
-    ref = _datasets(reference)
+    ref = datasets_of(reference)
     for other in (two, killed):
-        data = _datasets(other)
+        data = datasets_of(other)
         assert data.keys() == ref.keys()
         for name in ref:
             np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
@@ -110,7 +104,7 @@ def test_the_join_streams_chunk_by_chunk(reference, tmp_path, monkeypatch):
     with h5py.File(small) as f:
         assert f["infostates/belief"].chunks == (5,) and len(f["infostates/belief"]) > 3 * 5
         assert f["features/public"].chunks[0] == 5 and len(f["features/public"]) == SPEC.num_trunks
-    ref, data = _datasets(reference), _datasets(small)
+    ref, data = datasets_of(reference), datasets_of(small)
     assert data.keys() == ref.keys()
     for name in ref:
         np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
@@ -136,7 +130,7 @@ def test_shards_of_an_earlier_version_resume(reference, tmp_path, monkeypatch):
             del f.attrs["num_samples"], f.attrs["num_rows"]
     report = generate(SPEC, out, progress=False)
     assert (report.tasks_resumed, report.tasks_run) == (2, 1)
-    ref, data = _datasets(reference), _datasets(out)
+    ref, data = datasets_of(reference), datasets_of(out)
     assert data.keys() == ref.keys()
     for name in ref:
         np.testing.assert_array_equal(data[name], ref[name], err_msg=name)
@@ -147,7 +141,7 @@ def test_ray_backend_writes_the_same_file(reference, tmp_path):
     """A local Ray instance (2 CPUs) runs the particle tasks: the file is the local one's, dataset by dataset."""
     ray_file = tmp_path / "ray.h5"
     generate(SPEC, ray_file, workers=2, backend="ray", progress=False)
-    ref, data = _datasets(reference), _datasets(ray_file)
+    ref, data = datasets_of(reference), datasets_of(ray_file)
     assert data.keys() == ref.keys()
     for name in ref:
         np.testing.assert_array_equal(data[name], ref[name], err_msg=name)

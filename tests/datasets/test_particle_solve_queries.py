@@ -32,6 +32,7 @@ from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
 from pvf.valuefn.network import load_value_function
 from pvf.valuefn.query_leaves import NetworkLeaves, file_sha256, network_leaves
 from tests.conftest import GOOF5
+from tests.datasets.pbs_helpers import datasets_of
 
 CFR = 20
 
@@ -129,13 +130,6 @@ def test_p_solve_needs_children_rows(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def _h5(path):
-    out = {}
-    with h5py.File(path) as f:
-        f.visititems(lambda name, obj: out.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
-        return out, dict(f.attrs)
-
-
 def test_solve_network_files_record_the_net_and_differ_only_at_query_samples(tmp_path, goof5_children_net, capsys):
     """`--solve-network`: the file records the checkpoint's SHA-256; native and OpenSpiel engines write the same
     file; its plain samples are those of the targets' `--p-solve` file (the same draws), its query samples are
@@ -149,8 +143,9 @@ def test_solve_network_files_record_the_net_and_differ_only_at_query_samples(tmp
         extra = ["--solve-network", str(checkpoint), "--engine", engine]
         assert main([*argv, *extra, "--out", str(files[engine])]) == 0
     assert main([*argv, "--out", str(files["targets"])]) == 0
-    (native, attrs), (walked, _), (targets, _) = (_h5(files[n]) for n in ("native", "openspiel", "targets"))
-    assert attrs["solve_network"] == file_sha256(checkpoint)
+    native, walked, targets = (datasets_of(files[n]) for n in ("native", "openspiel", "targets"))
+    with h5py.File(files["native"]) as f:
+        assert f.attrs["solve_network"] == file_sha256(checkpoint)
     for name, values in native.items():
         np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
     spec = _spec(0.5)
