@@ -33,8 +33,9 @@ sweep (the same particles and trunk as its rows, reference: the mix):
      kind the sweep's roots are ("undecided"), or not ("decided").
 A net whose error is low on fresh samples and high at its trunk's queries
 fits beliefs its trunk does not ask about. With `--driver D.ckpt` the trunk
-of step 1 is solved with D at its leaves for every checkpoint (NashConv
-and queries are D's) and each checkpoint is measured at D's queries: a net
+of step 1 is solved with D at its leaves (NashConv and queries are D's;
+one solve and one set of targets per draw, whatever the number of
+checkpoints) and each checkpoint is measured at D's queries: a net
 trained on D's queries (`pvf generate --solve-network D.ckpt`) that errs
 little there and much at its own queries is steered by its own solve
 towards its errors, rather than missing data.
@@ -45,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +145,70 @@ def summary(report: dict[str, np.ndarray]) -> dict[str, float]:
     return out
 
 
+@dataclass(frozen=True)
+class RecordedSolve:
+    """Step 1 for one draw: its trunk, the setting tree's feature tables, the strategy's NashConv and, where a leaf
+    was asked, the recorded queries: per player [Q, J_n] reaches and the solving evaluator's values."""
+
+    trunk: Trunk
+    features: FeatureTables
+    exploitability: float
+    reach: tuple[np.ndarray, np.ndarray] | None
+    values: tuple[np.ndarray, np.ndarray] | None
+
+
+def recorded_solve(
+    loaded: LoadedGame,
+    make: Callable[[Trunk, FeatureTables], LeafEvaluator],
+    root_move: int,
+    depth: int,
+    draws: int,
+    seed: int,
+    iterations: int = DEFAULT_ITERATIONS,
+) -> RecordedSolve:
+    """Step 1 for one draw of particles and one evaluator in the game-root convention (make: (trunk, the setting
+    tree's feature tables) -> evaluator; a net's `evaluator`)."""
+    s = particle_trunk_setting(loaded, root_move, depth, draws, seed, SamplingConfig())
+    features = build_feature_tables(s.tree)
+    made: list[RecordingEvaluator] = []
+
+    def recorded(trunk: Trunk) -> LeafEvaluator:
+        made.append(RecordingEvaluator(make(trunk, features)))
+        return made[-1]
+
+    trunk, strategies = sparse_trunk_strategy(s, select_histories(s, fraction=1.0), recorded, iterations)
+    exploitability = sparse_exploitability(normalized_setting(s), trunk, strategies).exploitability
+    if not made:  # the trunk reaches the end of the game: no leaf was asked
+        return RecordedSolve(trunk, features, exploitability, None, None)
+    (recording,) = made
+    reach, values = (recording.stacked(0), recording.stacked(1)), (recording.stacked(2), recording.stacked(3))
+    return RecordedSolve(trunk, features, exploitability, reach, values)
+
+
+def query_targets(loaded: LoadedGame, solved: RecordedSolve, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2's reference: the induced PBSs' `target` values at the recorded queries (per player [Q, J_n])."""
+    return induced_pbs_evaluator(loaded, solved.trunk, 100, target)(*solved.reach)
+
+
+def solve_report(
+    loaded: LoadedGame,
+    solved: RecordedSolve,
+    target: str,
+    measure: Callable[[Trunk, FeatureTables], LeafEvaluator] | None = None,
+    targets: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Step 2 for one recorded solve: its NashConv, the queries' `query_errors` against the `target` values
+    (`targets`, computed here if not given) and the draw's `summary`; the errors are those of the solving
+    evaluator, or of `measure`'s at the same queries."""
+    report = {"exploitability": solved.exploitability}
+    if solved.reach is None:
+        return report
+    targets = query_targets(loaded, solved, target) if targets is None else targets
+    values = solved.values if measure is None else measure(solved.trunk, solved.features)(*solved.reach)
+    errors = query_errors(solved.trunk, solved.reach, values, targets)
+    return {**report, **errors, **summary(errors)}
+
+
 def draw_report(
     loaded: LoadedGame,
     make: Callable[[Trunk, FeatureTables], LeafEvaluator],
@@ -154,28 +220,11 @@ def draw_report(
     iterations: int = DEFAULT_ITERATIONS,
     measure: Callable[[Trunk, FeatureTables], LeafEvaluator] | None = None,
 ) -> dict[str, Any]:
-    """Steps 1–2 for one draw of particles and one evaluator in the game-root convention (make: (trunk, the
-    setting tree's feature tables) -> evaluator; a net's `evaluator`): the trunk NashConv, the recorded queries'
+    """Steps 1–2 for one draw (`recorded_solve`, `solve_report`): the trunk NashConv, the recorded queries'
     `query_errors` against the induced PBSs' `target` values, and the draw's `summary`. With `measure`, the
     errors are those of its evaluator at the queries of `make`'s solve."""
-    s = particle_trunk_setting(loaded, root_move, depth, draws, seed, SamplingConfig())
-    features = build_feature_tables(s.tree)
-    made: list[tuple[Trunk, RecordingEvaluator]] = []
-
-    def recorded(trunk: Trunk) -> LeafEvaluator:
-        made.append((trunk, RecordingEvaluator(make(trunk, features))))
-        return made[-1][1]
-
-    trunk, strategies = sparse_trunk_strategy(s, select_histories(s, fraction=1.0), recorded, iterations)
-    report = {"exploitability": sparse_exploitability(normalized_setting(s), trunk, strategies).exploitability}
-    if not made:  # the trunk reaches the end of the game: no leaf was asked
-        return report
-    ((_, recording),) = made
-    reach = (recording.stacked(0), recording.stacked(1))
-    targets = induced_pbs_evaluator(loaded, trunk, 100, target)(*reach)
-    values = (recording.stacked(2), recording.stacked(3)) if measure is None else measure(trunk, features)(*reach)
-    errors = query_errors(trunk, reach, values, targets)
-    return {**report, **errors, **summary(errors)}
+    solved = recorded_solve(loaded, make, root_move, depth, draws, seed, iterations)
+    return solve_report(loaded, solved, target, measure)
 
 
 def sample_sums(data: Path, net: Network, samples: int) -> dict[str, np.ndarray]:
@@ -205,12 +254,40 @@ def undecided_samples(data: Path, samples: int) -> np.ndarray:
     if spec.particles is None or spec.particles.rows != "children":
         raise PvfError(f"{data} is not a particle file of children rows (pvf generate --particles K --rows children)")
     engine = particle_engine(load_game(spec.game), "auto")
+    judged: dict[int, bool] = {}  # per sample whose history is played: a group's query samples share one
     out = np.zeros(min(samples, spec.num_trunks), dtype=bool)
     for i in range(len(out)):
         query = solve_query(spec, i)
         source = i if query is None else query.group * spec.particles.solve_group
-        out[i] = trunk_matters(engine, played_history(spec, engine, source)[0], spec.depth - 1, spec.depth)
+        if source not in judged:
+            history, _, _ = played_history(spec, engine, source)
+            judged[source] = trunk_matters(engine, history, spec.depth - 1, spec.depth)
+        out[i] = judged[source]
     return out
+
+
+class DrivenSolves:
+    """`--driver`: each draw's trunk solved once with the driver at its leaves, its queries' targets once per
+    target kind, and every checkpoint measured there."""
+
+    def __init__(self, loaded: LoadedGame, driver: Network, root_move: int, depth: int, iterations: int) -> None:
+        self.loaded, self.driver = loaded, driver
+        self.root_move, self.depth, self.iterations = root_move, depth, iterations
+        self.solves: dict[tuple[int, int], RecordedSolve] = {}
+        self.targets: dict[tuple[int, int, str], tuple[np.ndarray, np.ndarray]] = {}
+
+    def report(
+        self, draws: int, seed: int, target: str, measure: Callable[[Trunk, FeatureTables], LeafEvaluator]
+    ) -> dict[str, Any]:
+        """`solve_report` of `measure` at the driver's queries of draw (draws, seed)."""
+        if (draws, seed) not in self.solves:
+            self.solves[draws, seed] = recorded_solve(
+                self.loaded, self.driver.evaluator, self.root_move, self.depth, draws, seed, self.iterations
+            )
+        solved = self.solves[draws, seed]
+        if solved.reach is not None and (draws, seed, target) not in self.targets:
+            self.targets[draws, seed, target] = query_targets(self.loaded, solved, target)
+        return solve_report(self.loaded, solved, target, measure, self.targets.get((draws, seed, target)))
 
 
 def mean_of_draws(values: list[float]) -> float:
@@ -244,7 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     loaded = load_game(args.game)
     check_trunk(loaded, args.root_move, args.depth)
     nets = [load_value_function(path, loaded.game_string, args.depth) for path in args.checkpoints]
-    driver = None if args.driver is None else load_value_function(args.driver, loaded.game_string, args.depth)
+    driven = None
+    if args.driver is not None:
+        driver = load_value_function(args.driver, loaded.game_string, args.depth)
+        driven = DrivenSolves(loaded, driver, args.root_move, args.depth, args.iterations)
     undecided = None if args.data is None else undecided_samples(args.data, args.samples)
     for path, net in zip(args.checkpoints, nets):
         target, fresh = net.meta.layout.target, {}
@@ -261,15 +341,17 @@ def main(argv: list[str] | None = None) -> int:
                 "data_error_decided": pooled(sums, ~undecided),
             }
         for k in draws:
-            solve, measure = (net.evaluator, None) if driver is None else (driver.evaluator, net.evaluator)
-            reports = [
-                draw_report(loaded, solve, target, args.root_move, args.depth, k, seed, args.iterations, measure)
-                for seed in seeds
-            ]
+            if driven is None:
+                reports = [
+                    draw_report(loaded, net.evaluator, target, args.root_move, args.depth, k, seed, args.iterations)
+                    for seed in seeds
+                ]
+            else:
+                reports = [driven.report(k, seed, target, net.evaluator) for seed in seeds]
             figures = [r for r in reports if "query" in r]
             line: dict[str, Any] = {
                 "checkpoint": str(path),
-                **({"driver": str(args.driver)} if driver is not None else {}),
+                **({"driver": str(args.driver)} if driven is not None else {}),
                 "draws": k,
                 "seeds": seeds,
                 "exploitability": [r["exploitability"] for r in reports],
@@ -281,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             text = (
                 f"{path.name} K={k}: NashConv {np.mean(line['exploitability']):.4f} over {len(seeds)} draws"
-                f"{'' if driver is None else f' of {args.driver.name} at the leaves'}; "
-                f"relative error at {'its' if driver is None else 'that'} trunk's queries {line['error_all']:.3f} "
+                f"{'' if driven is None else f' of {args.driver.name} at the leaves'}; "
+                f"relative error at {'its' if driven is None else 'that'} trunk's queries {line['error_all']:.3f} "
                 f"(both players' mass {line['error_both']:.3f}, "
                 f"one player's {line['error_one']:.3f}; "
                 f"{line['share_both']:.2f} of leaf states have both; "

@@ -72,6 +72,10 @@ def test_command_reports_each_draw_and_the_fresh_error(goof5_children_net, capsy
     driven = json.loads(capsys.readouterr().out)  # the net driving its own solve: its own figures
     assert driven["driver"] == str(checkpoint) and driven["exploitability"] == report["exploitability"]
     assert driven["error_all"] == pytest.approx(report["error_all"], rel=1e-6)  # float32 nets, queries in one batch
+    twice = [*argv, "--seeds", "0,1", "--iterations", str(ITERATIONS), "--driver", str(checkpoint), "--json"]
+    assert main([twice[0], *twice]) == 0  # two checkpoints at one driver's solves: each its own figures
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all(line == driven for line in lines)
     with pytest.raises(PvfError, match="no such file"):
         main(["missing.ckpt", "--game", "goofspiel5", "--root-move", "2", "--depth", "3"])
     with pytest.raises(PvfError, match="comma-separated integers"):
