@@ -28,16 +28,11 @@ from pvf.solvers.sparse_trunks import SparseSetting
 from pvf.solvers.trunk_solver import Trunk
 from pvf.valuefn.network import Network, load_value_function
 
-_CHUNK = 1 << 20
-
 
 def file_sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes, in hex."""
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @dataclass(frozen=True)
