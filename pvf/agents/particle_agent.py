@@ -50,7 +50,6 @@ starts at the history of length 2r and player n acts at length 2r + n.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,13 +63,11 @@ from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.interface import LeafEvaluator, Solver
+from pvf.solvers.interface import Solver
 from pvf.solvers.particle_settings import setting_from_particles
-from pvf.solvers.sparse_trunks import SparseSetting, select_histories, sparse_trunk_strategy
-from pvf.solvers.trunk_solver import Trunk, player_policies
-
-# A leaf evaluator for the sparse trunk of a setting: setting -> (trunk -> LeafEvaluator).
-LeafFactory = Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
+from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
+from pvf.solvers.trunk_solver import player_policies
+from pvf.valuefn.rollout_leaves import LeafFactory
 
 
 @dataclass(frozen=True)

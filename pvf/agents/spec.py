@@ -27,8 +27,8 @@ to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
 (`pvf.agents.particle_agent`: simultaneous-move games without chance, such
 as Goofspiel; no public tree needed), with the oracle, a constant,
 `rollout` (the value of uniform random play from each leaf history,
-`ROLLOUT_DRAWS` bid orders drawn per history, `pvf.games.rollouts`) or a
-particle / attention network at its leaves. `mmds:` is MMD search
+`pvf.valuefn.rollout_leaves`) or a particle / attention network at its
+leaves. `mmds:` is MMD search
 (`pvf.agents.mmd_search`: one MMD update of the uniform blueprint from
 sampled beliefs and rollouts, the update-equivalence paper's planner; no
 subgame is solved; Goofspiel).
@@ -36,33 +36,26 @@ subgame is solved; Goofspiel).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from pvf.agents.particle_agent import LeafFactory, ParticlePlanner
+from pvf.agents.particle_agent import ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
 from pvf.games.engine import ENGINES
 from pvf.games.features import build_feature_tables
-from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import LoadedGame, canonical_game_string
 from pvf.games.paper import PAPER_GAMES
 from pvf.games.public_tree import PublicTree
-from pvf.games.rollouts import history_paths, uniform_play_values
 from pvf.solvers.evaluators import (
     CFRTargetEvaluator,
     ConstantEvaluator,
     ExactEvaluator,
-    HistoryValueEvaluator,
     MeanEvaluator,
 )
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.registry import SOLVERS, get_solver
-from pvf.solvers.sparse_trunks import SparseSetting
-from pvf.solvers.trunk_solver import Trunk
+from pvf.valuefn.rollout_leaves import rollout_leaves
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
 OPENSPIEL_BOTS = ("random", "ismcts", "mcts", "human")  # opponents only (`pvf.agents.matches`)
@@ -82,7 +75,6 @@ PARTICLE_KEYS = (
 )
 MMDS_KEYS = ("k", "eta", "alpha", "draws")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
-ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
 
 
 @dataclass(frozen=True)
@@ -300,7 +292,7 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     elif spec.leaves == "zero":
         leaves = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
     elif spec.leaves == "rollout":
-        leaves = _rollout_leaves(loaded)
+        leaves = rollout_leaves(loaded)
     else:
         networks = _networks(spec.leaves, loaded.game_string, depth)
         if any(n.architecture == "positional" for n in networks):
@@ -345,24 +337,6 @@ def _networks(leaves: str, game: str, depth: int | None) -> list:
 def _mean(evaluators: list[LeafEvaluator]) -> LeafEvaluator:
     """One network's evaluator, or the mean of several (`MeanEvaluator`: the ensemble at the leaves)."""
     return evaluators[0] if len(evaluators) == 1 else MeanEvaluator(evaluators)
-
-
-def _rollout_leaves(loaded: LoadedGame) -> LeafFactory:
-    """Leaves valued by uniform random play from each leaf history (`ROLLOUT_DRAWS` draws, seeded by nothing
-    but the trunk: the same subgame gets the same values)."""
-    rules = rules_of(loaded)
-    if rules is None:
-        raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
-
-    def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
-        def evaluator(trunk: Trunk) -> LeafEvaluator:
-            paths = history_paths(setting.tree, trunk.leaf_histories())
-            rng = np.random.default_rng(0)
-            return HistoryValueEvaluator(trunk, uniform_play_values(rules, paths, ROLLOUT_DRAWS, rng))
-
-        return evaluator
-
-    return leaves
 
 
 def _paper_depth(game: str) -> int:

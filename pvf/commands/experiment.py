@@ -141,6 +141,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "what a perfect network trained on it would give; KIND average (the default, the row 'targets'), current "
         "or best_response (pvf generate's default target: the row 'targets best_response')",
     )
+    part.add_argument(
+        "--rollouts",
+        action="store_true",
+        help="also a row 'rollout': each leaf history valued by uniform random play to the end of the game "
+        "(pvf.valuefn.rollout_leaves, the particle agent's leaves=rollout; Goofspiel only)",
+    )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument(
         "--engine",
@@ -365,6 +371,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.solvers.evaluators import MeanEvaluator
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.valuefn.network import load_value_function
+    from pvf.valuefn.rollout_leaves import rollout_leaves
 
     require_positive(args, "iterations")
     exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
@@ -387,6 +394,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, kind, engine=args.engine),
             game_root=True,
         )
+    if args.rollouts:
+        evaluators["rollout"] = SweepEvaluator(rollout_leaves(loaded), game_root=False)
     full, members = None, []
     for path in args.network:
         network = load_value_function(path, loaded.game_string, args.depth)

@@ -15,9 +15,9 @@ The value depends on the history only through the two hands left and the
 point difference so far, so each distinct (hands, difference) is valued
 once (at two moves below Goofspiel-13's root, 24,336 histories share 6,084
 hand pairs).
-The agent's "rollout" leaves (`pvf.agents.spec`) value each leaf history
-of its trunk this way; `pvf.solvers.evaluators.HistoryValueEvaluator` turns
-the values into counterfactual values at the leaf infostates.
+Rollout leaves (`pvf.valuefn.rollout_leaves`: the particle agent's
+`leaves=rollout`, the particle-trunk sweep's `--rollouts`) value each leaf
+history of a trunk this way.
 """
 
 from __future__ import annotations

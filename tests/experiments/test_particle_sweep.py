@@ -206,3 +206,19 @@ def test_command_names_the_oversized_draw_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "K = 4, seed 0" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing half-written
+
+
+def test_rollout_leaves_at_the_last_round_are_the_oracle(tmp_path, capsys):
+    """`--rollouts` at leaves one card from the end: uniform play is forced there, so every sampled rollout is the
+    leaf history's exact value and the row equals the exact oracle's."""
+    import json
+
+    args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "3", "--depth", "4"]
+    rc = main([*args, "--draws", "1,4", "--seeds", "0,1", "--rollouts", "--json", "--out", str(tmp_path)])
+    assert rc == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    by = {(p["evaluator"], p["draws"]): p["exploitability_mean"] for p in points}
+    assert {e for e, _ in by} == {"uniform", "oracle", "rollout"}
+    for k in (1, 4):
+        assert abs(by[("rollout", k)] - by[("oracle", k)]) < 1e-9
+    assert max(by[("uniform", k)] for k in (1, 4)) > by[("oracle", 4)] + 0.01

@@ -1,0 +1,49 @@
+"""Rollout leaves: a value function that needs no training, the value of uniform random play from each leaf.
+
+A sparse trunk's leaf histories are valued by `pvf.games.rollouts` (both
+players bid uniformly at random to the end of the game; `ROLLOUT_DRAWS`
+pairs of bid orders per distinct hands-and-score, drawn from a generator
+seeded by nothing but the trunk, so the same subgame gets the same values),
+and `HistoryValueEvaluator` turns them into counterfactual values at the
+leaf infostates, in the trunk's own convention (as the exact oracle; not a
+trained network's game-root one). The particle agent's `leaves=rollout`
+(`pvf.agents.spec`) and the particle-trunk sweep's `--rollouts` row
+(`pvf experiment particle-trunks`) are this one factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from pvf.errors import PvfError
+from pvf.games.goofspiel_kernel import rules_of
+from pvf.games.loading import LoadedGame
+from pvf.games.rollouts import history_paths, uniform_play_values
+from pvf.solvers.evaluators import HistoryValueEvaluator
+from pvf.solvers.interface import LeafEvaluator
+from pvf.solvers.sparse_trunks import SparseSetting
+from pvf.solvers.trunk_solver import Trunk
+
+ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
+
+# A leaf evaluator for the sparse trunk of a setting: setting -> (trunk -> LeafEvaluator).
+LeafFactory = Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
+
+
+def rollout_leaves(loaded: LoadedGame, draws: int = ROLLOUT_DRAWS) -> LeafFactory:
+    """Leaves valued by `draws` uniform random plays from each leaf history; Goofspiel (points descending or
+    ascending) only, else a PvfError."""
+    rules = rules_of(loaded)
+    if rules is None:
+        raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
+
+    def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
+        def evaluator(trunk: Trunk) -> LeafEvaluator:
+            paths = history_paths(setting.tree, trunk.leaf_histories())
+            return HistoryValueEvaluator(trunk, uniform_play_values(rules, paths, draws, np.random.default_rng(0)))
+
+        return evaluator
+
+    return leaves
