@@ -143,9 +143,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     part.add_argument(
         "--rollouts",
-        action="store_true",
-        help="also a row 'rollout': each leaf history valued by uniform random play to the end of the game "
-        "(pvf.valuefn.rollout_leaves, the particle agent's leaves=rollout; Goofspiel only)",
+        nargs="?",
+        const="agent",
+        default=None,
+        metavar="DRAWS",
+        help="also a row of rollout leaves: each leaf history valued by uniform random play to the end of the game "
+        "(pvf.valuefn.rollout_leaves; Goofspiel only); DRAWS bid orders per history (bare: as the particle agent's "
+        "leaves=rollout, the row 'rollout'; the row 'rollout DRAWS' otherwise) or 'exact' (every order; at most 6 "
+        "cards left)",
     )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument(
@@ -371,7 +376,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     from pvf.solvers.evaluators import MeanEvaluator
     from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
     from pvf.valuefn.network import load_value_function
-    from pvf.valuefn.rollout_leaves import rollout_leaves
+    from pvf.valuefn.rollout_leaves import ROLLOUT_DRAWS, rollout_draws, rollout_leaves
 
     require_positive(args, "iterations")
     exact_up_to = DEFAULT_EXACT_HISTORIES if args.exact_up_to is None else args.exact_up_to
@@ -386,6 +391,10 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         raise PvfError(f"--save-policy takes a .json file in an existing folder, got {args.save_policy}")
     out = check_future_dir(args.out, "--out")  # checked now, made only once the sweep succeeded
     loaded = load_game(args.game)
+    rollouts = None
+    if args.rollouts is not None:
+        draws_per_history = ROLLOUT_DRAWS if args.rollouts == "agent" else rollout_draws(args.rollouts)
+        rollouts = SweepEvaluator(rollout_leaves(loaded, draws_per_history, args.depth), game_root=False)
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.targets is not None:
@@ -394,8 +403,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, kind, engine=args.engine),
             game_root=True,
         )
-    if args.rollouts:
-        evaluators["rollout"] = SweepEvaluator(rollout_leaves(loaded), game_root=False)
+    if rollouts is not None:
+        evaluators["rollout" if args.rollouts == "agent" else f"rollout {args.rollouts}"] = rollouts
     full, members = None, []
     for path in args.network:
         network = load_value_function(path, loaded.game_string, args.depth)

@@ -20,7 +20,7 @@ import numpy as np
 from pvf.errors import PvfError
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import LoadedGame
-from pvf.games.rollouts import history_paths, uniform_play_values
+from pvf.games.rollouts import EXACT_CARDS, history_paths, uniform_play_values
 from pvf.solvers.evaluators import HistoryValueEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import SparseSetting
@@ -32,12 +32,27 @@ ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of
 LeafFactory = Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
 
 
-def rollout_leaves(loaded: LoadedGame, draws: int = ROLLOUT_DRAWS) -> LeafFactory:
-    """Leaves valued by `draws` uniform random plays from each leaf history; Goofspiel (points descending or
-    ascending) only, else a PvfError."""
+def rollout_draws(text: str) -> int | None:
+    """A number of bid orders per leaf history as a command line gives it: a positive integer, or "exact" (None)."""
+    if text == "exact":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise PvfError(f"rollout draws are a positive number of bid orders per history or 'exact', got {text!r}")
+    return int(text)
+
+
+def rollout_leaves(loaded: LoadedGame, draws: int | None = ROLLOUT_DRAWS, depth: int | None = None) -> LeafFactory:
+    """Leaves valued by `draws` uniform random plays from each leaf history (None: the exact expectation, at most
+    `EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given); Goofspiel (points
+    descending or ascending) only, else a PvfError."""
     rules = rules_of(loaded)
     if rules is None:
         raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
+    if draws is None and depth is not None and rules.num_cards - depth > EXACT_CARDS:
+        raise PvfError(
+            f"exact rollouts enumerate every bid order of the cards left, at most {EXACT_CARDS}: "
+            f"{rules.num_cards - depth} are left at move {depth}; give a number of draws instead"
+        )
 
     def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
         def evaluator(trunk: Trunk) -> LeafEvaluator:

@@ -214,11 +214,14 @@ def test_rollout_leaves_at_the_last_round_are_the_oracle(tmp_path, capsys):
     import json
 
     args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "3", "--depth", "4"]
-    rc = main([*args, "--draws", "1,4", "--seeds", "0,1", "--rollouts", "--json", "--out", str(tmp_path)])
-    assert rc == 0
-    points = json.loads(capsys.readouterr().out)["points"]
-    by = {(p["evaluator"], p["draws"]): p["exploitability_mean"] for p in points}
-    assert {e for e, _ in by} == {"uniform", "oracle", "rollout"}
+    by = {}
+    for rollouts, out in ((["--rollouts"], "sampled"), (["--rollouts", "exact"], "exact")):
+        rc = main([*args, "--draws", "1,4", "--seeds", "0,1", *rollouts, "--json", "--out", str(tmp_path / out)])
+        assert rc == 0
+        points = json.loads(capsys.readouterr().out)["points"]
+        by.update({(p["evaluator"], p["draws"]): p["exploitability_mean"] for p in points})
+    assert {e for e, _ in by} == {"uniform", "oracle", "rollout", "rollout exact"}
     for k in (1, 4):
         assert abs(by[("rollout", k)] - by[("oracle", k)]) < 1e-9
+        assert abs(by[("rollout exact", k)] - by[("oracle", k)]) < 1e-9
     assert max(by[("uniform", k)] for k in (1, 4)) > by[("oracle", 4)] + 0.01
