@@ -148,9 +148,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="DRAWS",
         help="also a row of rollout leaves: each leaf history valued by uniform random play to the end of the game "
-        "(pvf.valuefn.rollout_leaves; Goofspiel only); DRAWS bid orders per history (bare: as the particle agent's "
-        "leaves=rollout, the row 'rollout'; the row 'rollout DRAWS' otherwise) or 'exact' (every order; at most 6 "
-        "cards left)",
+        "(pvf.valuefn.rollout_leaves; Goofspiel only); DRAWS bid orders per history (bare: as many as the particle "
+        "agent's leaves=rollout, the row 'rollout'; the row 'rollout DRAWS' otherwise) or 'exact' (every order; at "
+        "most 6 cards left)",
     )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument(
@@ -394,7 +394,8 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     rollouts = None
     if args.rollouts is not None:
         draws_per_history = ROLLOUT_DRAWS if args.rollouts == "agent" else rollout_draws(args.rollouts)
-        rollouts = SweepEvaluator(rollout_leaves(loaded, draws_per_history, args.depth), game_root=False)
+        name = "rollout" if draws_per_history == ROLLOUT_DRAWS else f"rollout {args.rollouts}"
+        rollouts = (name, SweepEvaluator(rollout_leaves(loaded, draws_per_history, args.depth), game_root=False))
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.targets is not None:
@@ -404,7 +405,7 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
             game_root=True,
         )
     if rollouts is not None:
-        evaluators["rollout" if args.rollouts == "agent" else f"rollout {args.rollouts}"] = rollouts
+        evaluators[rollouts[0]] = rollouts[1]
     full, members = None, []
     for path in args.network:
         network = load_value_function(path, loaded.game_string, args.depth)
