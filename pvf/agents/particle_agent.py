@@ -65,9 +65,8 @@ from pvf.games.public_tree import PublicTree
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.interface import Solver
 from pvf.solvers.particle_settings import setting_from_particles
-from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
+from pvf.solvers.sparse_trunks import LeafFactory, select_histories, sparse_trunk_strategy
 from pvf.solvers.trunk_solver import player_policies
-from pvf.valuefn.rollout_leaves import LeafFactory
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from pvf.solvers.evaluators import ExactEvaluator
-from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import (
+    LeafFactory,
     SparseSetting,
     evaluation_strategies,
     no_strategy,
@@ -67,7 +67,7 @@ class SweepEvaluator:
     network: the checkpoint it evaluates, if any (a column of the support sweep's rows).
     """
 
-    make: Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]] | None
+    make: LeafFactory | None
     game_root: bool
     lp_leaves: bool = False
     network: str = ""

@@ -121,6 +121,10 @@ class SparseSetting:
         return len(self.histories)
 
 
+# A leaf evaluator for the sparse trunks of a setting: setting -> (trunk -> LeafEvaluator).
+LeafFactory = Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
+
+
 @dataclass(frozen=True)
 class SparseResult:
     """One sparse trunk, solved and evaluated.

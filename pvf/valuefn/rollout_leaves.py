@@ -23,13 +23,10 @@ from pvf.games.loading import LoadedGame
 from pvf.games.rollouts import EXACT_CARDS, history_paths, uniform_play_values
 from pvf.solvers.evaluators import HistoryValueEvaluator
 from pvf.solvers.interface import LeafEvaluator
-from pvf.solvers.sparse_trunks import SparseSetting
+from pvf.solvers.sparse_trunks import LeafFactory, SparseSetting
 from pvf.solvers.trunk_solver import Trunk
 
 ROLLOUT_DRAWS = 64  # bid orders per leaf history: standard error at most 1/8 of a win-loss return
-
-# A leaf evaluator for the sparse trunk of a setting: setting -> (trunk -> LeafEvaluator).
-LeafFactory = Callable[[SparseSetting], Callable[[Trunk], LeafEvaluator]]
 
 
 def rollout_draws(text: str) -> int | None:
