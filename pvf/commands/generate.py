@@ -91,6 +91,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "asks about; the file records its SHA-256)",
     )
     p.add_argument(
+        "--target-network",
+        type=Path,
+        default=None,
+        metavar="CKPT",
+        help="with --particles and --rows children: bootstrapped targets, each sample's PBS solved to move "
+        "--depth + 1 only with this particle value net (trained at depth --depth + 1) at its leaves, instead of "
+        "to the end of the game (ReBeL's recursion; the file records its SHA-256)",
+    )
+    p.add_argument(
         "--solve-group",
         type=int,
         default=None,
@@ -154,6 +163,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pvf.datasets.generate import generate
+    from pvf.datasets.sample_networks import NO_NETWORKS, SampleNetworks
     from pvf.datasets.sampling import SamplingConfig
     from pvf.datasets.spec import DEFAULT_MAX_SUBGAME_HISTORIES, DEFAULT_TASK_SIZE, GenerationSpec, ParticleOptions
     from pvf.games.depths import same_beliefs_warning
@@ -181,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
         raise PvfError(f"{option} applies to particle datasets; add --particles K")
     children_only = (
         ("--solve-network", args.solve_network),
+        ("--target-network", args.target_network),
         ("--solve-group", args.solve_group),
         ("--public-states", args.public_states),
     )
@@ -188,18 +199,24 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and (not particles or args.rows != "children"):
             raise PvfError(f"{name} applies to particle children rows; add --particles K --rows children")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
-    leaves = None
-    if args.solve_network is not None:  # torch only where a net is asked for
-        from pvf.valuefn.query_leaves import network_leaves
+    networks = NO_NETWORKS
+    if args.solve_network is not None or args.target_network is not None:  # torch only where a net is asked for
+        from pvf.valuefn.network_leaves import network_leaves
 
-        leaves = network_leaves(args.solve_network, args.game, args.depth)
+        networks = SampleNetworks(
+            query=None if args.solve_network is None else network_leaves(args.solve_network, args.game, args.depth),
+            targets=None
+            if args.target_network is None
+            else network_leaves(args.target_network, args.game, args.depth + 1, "--target-network"),
+        )
     kind = (
         {
             "particles": ParticleOptions(
                 count=args.particles,
                 max_histories=args.max_histories,
                 rows=args.rows,
-                solve_network="" if leaves is None else leaves.digest,
+                solve_network="" if networks.query is None else networks.query.digest,
+                target_network="" if networks.targets is None else networks.targets.digest,
                 **({} if args.solve_group is None else {"solve_group": args.solve_group}),
                 **({} if args.public_states is None else {"public_states": args.public_states}),
             )
@@ -226,7 +243,11 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         progress=progress_wanted(args),
         # a particle spec carries its cap; the engine only steps particle histories
-        **({"engine": args.engine or "auto", "leaves": leaves} if particles else {"max_histories": args.max_histories}),
+        **(
+            {"engine": args.engine or "auto", "networks": networks}
+            if particles
+            else {"max_histories": args.max_histories}
+        ),
     )
     if particles:
         written = f"particle samples (K = {spec.particles.count}) of {spec.game} at move {spec.depth}"

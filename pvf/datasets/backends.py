@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from pvf.datasets.particle_solve_queries import QueryLeaves
+from pvf.datasets.sample_networks import NO_NETWORKS, SampleNetworks
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.datasets.tasks import TaskOptions, run_task
@@ -40,16 +40,16 @@ def run_tasks(
     backend: str = "local",
     max_histories: int = DEFAULT_MAX_HISTORIES,
     engine: str = "auto",
-    leaves: QueryLeaves | None = None,
+    networks: SampleNetworks = NO_NETWORKS,
 ) -> Iterator[tuple[Task, SampleColumns]]:
     """Run `tasks` with `workers` workers on `backend`; yield (task, shard) as each finishes.
 
     max_histories: the game-size cap each worker builds its tree with; engine: the particle engine;
-    leaves: the leaves of the query solves (`run_task`)."""
+    networks: the nets at the query and target solves' leaves (`run_task`)."""
     check_backend(workers, backend)
     if not tasks:
         return iter(())
-    job = (max_histories, engine, leaves)
+    job = (max_histories, engine, networks)
     if backend == "ray":
         return _run_ray(spec, tasks, workers, job)
     if workers == 1 or len(tasks) == 1:

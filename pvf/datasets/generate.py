@@ -47,8 +47,8 @@ from tqdm import tqdm
 
 from pvf import interrupts
 from pvf.datasets.backends import check_backend, run_tasks
-from pvf.datasets.particle_solve_queries import QueryLeaves
 from pvf.datasets.reader import PBSDataset
+from pvf.datasets.sample_networks import NO_NETWORKS, SampleNetworks
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import Task, plan_tasks
 from pvf.datasets.tasks import TaskOptions, dataset_kind
@@ -105,20 +105,21 @@ def generate(
     progress: bool = True,
     max_histories: int = DEFAULT_MAX_HISTORIES,
     engine: str = "auto",
-    leaves: QueryLeaves | None = None,
+    networks: SampleNetworks = NO_NETWORKS,
 ) -> GenerationReport:
     """Make (or finish) the dataset file `out` for `spec`, either kind; see the module docstring.
 
     max_histories: the public tree's size cap for enumerated data (not part of the file's identity);
     a particle spec carries its own cap. engine: the particle path's engine ("auto", "native" or
     "openspiel", `pvf.games.engine`), like `workers` not part of the file's identity: the same file from each.
-    leaves: the query solves' leaf evaluator where the spec records one (`ParticleOptions.solve_network`)."""
+    networks: the nets at the leaves of the query and target solves where the spec records them
+    (`ParticleOptions.solve_network`, `target_network`)."""
     start = time.perf_counter()
     check_backend(workers, backend)
     check_engine(engine)
     out = check_output_file(out, "--out")
     with output_lock(out):
-        return _generate(spec, out, workers, backend, overwrite, progress, (max_histories, engine, leaves), start)
+        return _generate(spec, out, workers, backend, overwrite, progress, (max_histories, engine, networks), start)
 
 
 def _generate(

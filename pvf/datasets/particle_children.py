@@ -33,6 +33,19 @@ strategy in place of the iterate:
   4. `cf_reach` is each row's counterfactual reach in that PBS; `mass`
      is the importance-weighted estimate of each infostate's reach, Σ over
      drawn particles k and their continuations c into it of w_k·p(c).
+Bootstrapped targets (`bootstrap=True`, `pvf generate --target-network`,
+ReBeL's recursion): step 3's PBS is built to move `depth` + 1 only, and a
+value net for that move values the PBSs at its leaves in every CFR+
+iteration (the beliefs there are the iterate's; `PosedRows.trunk` is what
+the net's evaluator is built on). The average and last-iterate targets are
+the root values of those profiles with the net's values at their leaf
+beliefs; best responses hold the net's values at the average profile's
+leaves fixed (`pvf.solvers.best_response.best_response_root_values`).
+Where nothing is decided below move `depth` + 1 (Goofspiel's last round),
+exact values there make these the to-the-end targets (tested). A sample
+costs one small solve instead of one to the end of the game, so the data
+of early moves, whose PBSs are far too large to solve whole, comes from
+the net of the move after.
 """
 
 from __future__ import annotations
@@ -51,6 +64,7 @@ from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.sequence_form import SequenceGame
+from pvf.solvers.trunk_solver import Trunk
 
 RootValues = tuple[np.ndarray, np.ndarray]  # per player [1, R_n] values of a sequence game's root infostates
 
@@ -95,6 +109,8 @@ class PosedRows:
         there (`pvf.solvers.guarded_values`); None where every root has belief, and the targets are plain best
         responses to the average profile (its realization plan).
     histories: the size of the PBS's tree.
+    trunk: with bootstrapped targets, the depth-limited trunk `game` is (a net's evaluator is built on it);
+        None where the game is solved to the end.
     solved: the rows from the game's per player [1, R_n] root values of the average profile, of the last
         iterate and best-response root values (or None).
     """
@@ -104,6 +120,7 @@ class PosedRows:
     guard_groups: tuple[np.ndarray, np.ndarray] | None
     histories: int
     solved: Callable[[RootValues, RootValues, RootValues | None], SolvedRows]
+    trunk: Trunk | None = None
 
 
 def induced_subgames(
@@ -111,13 +128,15 @@ def induced_subgames(
     tree: PublicTree,
     infostates: tuple[np.ndarray, np.ndarray],
     max_histories: int = DEFAULT_MAX_HISTORIES,
+    depth: int | None = None,
 ) -> LeafSubgames:
     """The PBSs that `infostates` (per player [J_n] infostates of `tree`) induce, one per public state, as one game.
 
     Every history joining two of the given infostates of one public state (the engine's
     `induced_histories`), one particle tree of them all (refused over `max_histories`), a chance node
     over them weighing their chance reach; the columns are the given infostates, found in the new tree
-    as the infostates of the joined histories (`InducedHistories.pairs`).
+    as the infostates of the joined histories (`InducedHistories.pairs`). depth: the tree and the game stop
+    at that move (the game's leaves there), None: to the end of the game.
     """
     public = [tree.infostate_public_state[n][infostates[n]] for n in (0, 1)]
     paths, owners = [], ([], [])
@@ -127,7 +146,7 @@ def induced_subgames(
         paths.append(joined.paths)
         for n in (0, 1):
             owners[n].append(chosen[n][joined.pairs[:, n]])
-    induced, roots = engine.particle_tree(np.concatenate(paths), max_histories=max_histories)
+    induced, roots = engine.particle_tree(np.concatenate(paths), depth, max_histories)
     columns = []
     for n in (0, 1):
         column = np.full(len(infostates[n]), -1, dtype=np.int64)
@@ -135,7 +154,7 @@ def induced_subgames(
         if np.any(column < 0):
             raise PvfError(f"an infostate of player {n + 1} joins no history of the given infostates")
         columns.append(column)
-    return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]))
+    return LeafSubgames(induced, roots, induced.chance_reach[roots], (columns[0], columns[1]), depth)
 
 
 def pose_children(
@@ -145,8 +164,12 @@ def pose_children(
     depth: int,
     max_histories: int,
     rng: np.random.Generator,
+    bootstrap: bool = False,
 ) -> PosedRows:
-    """Steps 1–3 up to the solve, for particles at move `depth` − 1; the rows are at move `depth`."""
+    """Steps 1–3 up to the solve, for particles at move `depth` − 1; the rows are at move `depth`.
+
+    bootstrap: the PBS stops at move `depth` + 1, for a net there (module docstring); else it is solved to the end.
+    """
     parents_tree, roots = engine.particle_tree(sample.particles, depth_limit=depth)
     parents, sigma = induced_roots(engine.induced_histories, parents_tree, roots, sample.own_reach)
     # the drawn particles among the parents: their importance weights carry into the children's mass
@@ -172,7 +195,8 @@ def pose_children(
         m = np.bincount(infostate, weights=masses[public == chosen], minlength=children_tree.num_infostates(n))
         belief.append(b[rows[n]])
         mass.append(m[rows[n]])
-    leaves = induced_subgames(engine, children_tree, (rows[0], rows[1]), max_histories)
+    stop = depth + 1 if bootstrap else None
+    leaves = induced_subgames(engine, children_tree, (rows[0], rows[1]), max_histories, stop)
 
     def solved(average: RootValues, current: RootValues, responses: RootValues | None) -> SolvedRows:
         average, current = leaves.scatter(*average), leaves.scatter(*current)
@@ -195,4 +219,5 @@ def pose_children(
         guard_groups=leaves.root_public_states,
         histories=leaves.tree.num_histories,
         solved=solved,
+        trunk=leaves.trunk,
     )

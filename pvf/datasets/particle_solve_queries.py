@@ -18,8 +18,8 @@ i of a children spec with p_solve > 0:
      generator); the group's trunk (move D − 1 to D over the PBS they
      induce) is solved by 100 CFR+ iterations (as the sweep) with the data's own
      targets at its leaves (`pvf.datasets.induced_targets`: what a network
-     that learned the data perfectly would answer), or with `QueryLeaves`
-     given (`pvf generate --solve-network CKPT`: a value net, whose own
+     that learned the data perfectly would answer), or with a net given
+     (`pvf generate --solve-network CKPT`: a value net, whose own
      solve asks about other beliefs than the targets'; one round of
      ReBeL's loop, data where the net's trunk asks), and each leaf query's
      iterate π_t is recovered from its leaf reaches (at a chance-node root
@@ -52,14 +52,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 
 import numpy as np
 
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.sample_networks import LeafNetwork
 from pvf.datasets.spec import GenerationSpec
-from pvf.errors import PvfError
 from pvf.games.engine import particle_engine
 from pvf.games.history_sampling import ParticleSample, Strategy
 from pvf.games.loading import load_game
@@ -68,7 +67,6 @@ from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import (
     ScaledEvaluator,
-    SparseSetting,
     leaf_scales,
     select_histories,
     sparse_trunk_strategy,
@@ -76,33 +74,6 @@ from pvf.solvers.sparse_trunks import (
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS, Trunk
 
 Behaviour = dict[str, np.ndarray]  # OpenSpiel infostate string -> probabilities of its legal actions, in order
-
-
-class QueryLeaves(Protocol):
-    """Step 2's leaves instead of the data's targets: hashable and picklable (it travels to the workers).
-
-    digest: what the spec records of it (`ParticleOptions.solve_network`), e.g. a checkpoint's SHA-256.
-    """
-
-    digest: str
-
-    def __call__(self, setting: SparseSetting, trunk: Trunk) -> LeafEvaluator:
-        """The evaluator at `trunk`'s leaves in the game-root convention (as a net swept over the setting)."""
-        ...
-
-
-def check_query_leaves(spec: GenerationSpec, leaves: QueryLeaves | None) -> None:
-    """PvfError unless `leaves` are the ones the spec records (none where it records none)."""
-    recorded = spec.particles.solve_network if spec.particles is not None else ""
-    given = "" if leaves is None else leaves.digest
-    if recorded == given:
-        return
-    if not recorded:
-        raise PvfError("--solve-network needs --p-solve > 0 and --rows children (it sets the query solves' leaves)")
-    raise PvfError(
-        f"this dataset's query solves have a network with SHA-256 {recorded[:12]}… at their leaves"
-        f"{'' if leaves is None else f', not {given[:12]}…'}; pass that checkpoint as --solve-network"
-    )
 
 
 @dataclass(frozen=True)
@@ -167,10 +138,9 @@ class GroupSolve:
 
 
 @lru_cache(maxsize=4)
-def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: QueryLeaves | None = None) -> GroupSolve:
-    """Step 2 for one group, once per process (engine: "native" or "openspiel"; leaves: the trunk's leaf
-    evaluator where the spec records one, `check_query_leaves`)."""
-    check_query_leaves(spec, leaves)
+def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: LeafNetwork | None = None) -> GroupSolve:
+    """Step 2 for one group, once per process (engine: "native" or "openspiel"; leaves: the net at the trunk's
+    leaves where the spec records one, `SampleNetworks.query`)."""
     loaded = load_game(spec.game)
     sample, base, _ = draw_particles(spec, particle_engine(loaded, engine), group * spec.particles.solve_group)
     depth, cap = spec.depth, spec.particles.max_histories
@@ -183,7 +153,7 @@ def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: QueryLeav
         if leaves is None:
             inner = induced_pbs_evaluator(loaded, trunk, spec.cfr_iterations, spec.target, engine)
         else:
-            inner = leaves(setting, trunk)
+            inner = leaves(trunk)
         recording = RecordingEvaluator(ScaledEvaluator(inner, leaf_scales(setting, trunk)))
         recorded.append(recording)
         return recording
@@ -197,7 +167,7 @@ def group_solve(spec: GenerationSpec, engine: str, group: int, leaves: QueryLeav
 
 
 def query_parents(
-    spec: GenerationSpec, engine: str, query: SolveQuery, leaves: QueryLeaves | None = None
+    spec: GenerationSpec, engine: str, query: SolveQuery, leaves: LeafNetwork | None = None
 ) -> tuple[ParticleSample, QueryBehaviour]:
     """Step 3's particles (the group's) and behaviour at the parents: the group's k-th query iterate (the
     group's trunk strategy where it has none)."""

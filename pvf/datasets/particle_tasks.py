@@ -57,6 +57,9 @@ trees, sharing nothing) are solved as one block-diagonal game
 time), which gives each sample's values bit for bit as its own solve would
 and pays the solver's per-call overhead once (at K = 16 in Goofspiel-13 a
 sample's solve is ~500 sequences a player, far too small to amortise it).
+Samples with bootstrapped targets (a net at their leaves,
+`pvf.datasets.particle_children`) are solved one by one: each sample's
+leaves are its own net queries.
 """
 
 from __future__ import annotations
@@ -68,7 +71,8 @@ import numpy as np
 
 from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import QueryLeaves, check_query_leaves, query_parents, solve_query
+from pvf.datasets.particle_solve_queries import query_parents, solve_query
+from pvf.datasets.sample_networks import NO_NETWORKS, LeafNetwork, SampleNetworks, check_networks
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
@@ -117,43 +121,79 @@ class ParticleShard(SampleColumns):
     histories: np.ndarray
 
 
-def solve_sample(spec: GenerationSpec, sample_id: int, engine: str = "auto", leaves: QueryLeaves | None = None) -> dict:
+def solve_sample(
+    spec: GenerationSpec, sample_id: int, engine: str = "auto", networks: SampleNetworks = NO_NETWORKS
+) -> dict:
     """Steps 1–4 for one sample of a particle spec: its rows (player 1's, then player 2's) and features.
 
     engine: "auto", "native" or "openspiel" (`pvf.games.engine`): the same sample from either.
-    leaves: the query solves' leaf evaluator where the spec records one (`pvf.datasets.particle_solve_queries`)."""
-    return solve_samples(spec, [sample_id], engine, leaves)[0]
+    networks: the nets at the leaves of the query and target solves, where the spec records them."""
+    return solve_samples(spec, [sample_id], engine, networks)[0]
 
 
 def solve_samples(
-    spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto", leaves: QueryLeaves | None = None
+    spec: GenerationSpec, sample_ids: Iterable[int], engine: str = "auto", networks: SampleNetworks = NO_NETWORKS
 ) -> list[dict]:
     """`solve_sample` of each id, in order, their subgames solved as one game (module docstring, end)."""
-    check_query_leaves(spec, leaves)
+    check_networks(spec, networks)
     loaded, _ = checked_game(spec.game)
     game = particle_engine(loaded, engine)
     out, pending = [], []
     for sample_id in sample_ids:
-        pending.append(_pose(spec, game, sample_id, leaves))
+        pending.append(_pose(spec, game, sample_id, networks))
         if sum(posed.histories for _, posed in pending) >= JOINT_HISTORIES:
-            out += _solve_jointly(spec, game, pending)
+            out += _solve(spec, game, pending, networks)
             pending = []
-    return out + (_solve_jointly(spec, game, pending) if pending else [])
+    return out + (_solve(spec, game, pending, networks) if pending else [])
 
 
 def _pose(
-    spec: GenerationSpec, game: ParticleEngine, sample_id: int, leaves: QueryLeaves | None
+    spec: GenerationSpec, game: ParticleEngine, sample_id: int, networks: SampleNetworks
 ) -> tuple[ParticleSample, PosedRows]:
     """Steps 1–2 of one sample: its particles and the game whose solve gives its rows' targets."""
     query = solve_query(spec, sample_id) if spec.particles.rows == "children" else None
+    bootstrap, cap = networks.targets is not None, spec.particles.max_histories
     if query is not None:  # the group's particles, towards one of its trunk solve's queries
-        sample, strategy = query_parents(spec, game.name, query, leaves)
+        sample, strategy = query_parents(spec, game.name, query, networks.query)
         rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
-        return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
+        return sample, pose_children(game, sample, strategy, spec.depth, cap, rng, bootstrap)
     sample, strategy, rng = draw_particles(spec, game, sample_id)
     if spec.particles.rows == "children":
-        return sample, pose_children(game, sample, strategy, spec.depth, spec.particles.max_histories, rng)
+        return sample, pose_children(game, sample, strategy, spec.depth, cap, rng, bootstrap)
     return sample, _pose_particle_rows(spec, game, sample)
+
+
+def _solve(
+    spec: GenerationSpec,
+    game: ParticleEngine,
+    pending: Sequence[tuple[ParticleSample, PosedRows]],
+    networks: SampleNetworks,
+) -> list[dict]:
+    """Step 3 and 4 for the posed samples: solved as one game, or one by one where a net values their leaves
+    (each sample's leaves are its own trunk's)."""
+    if networks.targets is None:
+        return _solve_jointly(spec, game, pending)
+    return [_solve_bootstrapped(spec, game, sample, posed, networks.targets) for sample, posed in pending]
+
+
+def _solve_bootstrapped(
+    spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample, posed: PosedRows, network: LeafNetwork
+) -> dict:
+    """Step 3 on one sample's depth-limited PBS with `network` at its leaves (bootstrapped targets), and 4."""
+    leaves = network(posed.trunk) if posed.game.has_leaves else None  # the game may end before the net's move
+    result = cfr_plus(posed.game, spec.cfr_iterations, root_beliefs=posed.root_beliefs, leaf_evaluator=leaves)
+    responses = None
+    if spec.target == "best_response":
+        responses = best_response_targets(
+            posed.game,
+            cfr_plus,
+            spec.cfr_iterations,
+            posed.root_beliefs,
+            posed.guard_groups,
+            solved=result,
+            leaf_evaluator=leaves,
+        )
+    return _sample(spec, game, sample, posed.solved(result.root_values, result.current_root_values, responses))
 
 
 def _solve_jointly(
@@ -261,10 +301,10 @@ def _subgame(
 
 
 def run_particle_task(
-    spec: GenerationSpec, task: Task, engine: str = "auto", leaves: QueryLeaves | None = None
+    spec: GenerationSpec, task: Task, engine: str = "auto", networks: SampleNetworks = NO_NETWORKS
 ) -> ParticleShard:
-    """All samples of the task, in sample-id order (`engine`, `leaves`: `solve_sample`'s)."""
-    samples = solve_samples(spec, range(task.trunk_lo, task.trunk_hi), engine, leaves)
+    """All samples of the task, in sample-id order (`engine`, `networks`: `solve_sample`'s)."""
+    samples = solve_samples(spec, range(task.trunk_lo, task.trunk_hi), engine, networks)
     sizes = [len(s["belief"]) for s in samples]
     cat = lambda k: np.concatenate([s[k] for s in samples])  # noqa: E731
     return ParticleShard(

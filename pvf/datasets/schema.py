@@ -56,6 +56,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "solve_network": str,  # SHA-256 of the net at the query solves' leaves (--solve-network); absent: the targets
     "solve_group": int,  # p_solve samples sharing one query solve (--solve-group); absent: 128
     "public_states": str,  # "undecided": parents only where the trunk matters (--public-states); absent: "all"
+    "target_network": str,  # SHA-256 of the net at the target solves' leaves (--target-network); absent: to the end
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"

@@ -28,7 +28,10 @@ leaves of the trunk solves whose queries the samples take
 files without the attribute); `solve_group` the samples sharing one such
 solve (128 where absent). `public_states` = "undecided" draws children
 samples only at public states where the trunk matters
-(`pvf.datasets.particle_draws`; "all" where absent). A particle spec's
+(`pvf.datasets.particle_draws`; "all" where absent). `target_network` is
+the SHA-256 of the net at the leaves of children rows' target solves,
+which then stop at move `depth` + 1 (bootstrapped targets,
+`pvf.datasets.particle_children`; "" where absent: solved to the end). A particle spec's
 attributes are the enumerated ones less `solver` (particle targets are
 CFR+'s) plus `particles`, `max_histories`, `subgame` and `rows` (and the
 last three where they are not their defaults), as files and work
@@ -67,6 +70,9 @@ class ParticleOptions:
     subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
     rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
     solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets.
+    target_network: SHA-256 (hex) of the net at the target solves' leaves (children rows: each PBS solved to
+        move depth + 1 only, the net valuing the PBSs there; `pvf.datasets.particle_children`), "" for targets
+        solved to the end of the game.
     solve_group: consecutive samples sharing one query solve and its particles (`--solve-group`).
     public_states: "all" (the public state trunk strategy i reaches) or "undecided" (children rows: trunk
         strategy i replayed, same stream, until its public state is one where the trunk matters, as the
@@ -80,6 +86,7 @@ class ParticleOptions:
     solve_network: str = ""
     solve_group: int = DEFAULT_SOLVE_GROUP
     public_states: str = "all"
+    target_network: str = ""
 
     def __post_init__(self) -> None:
         checks = [
@@ -97,6 +104,14 @@ class ParticleOptions:
             (
                 self.solve_network == "" or len(self.solve_network) == 64,
                 f"solve_network must be a SHA-256 in hex, got {self.solve_network!r}",
+            ),
+            (
+                self.target_network == "" or len(self.target_network) == 64,
+                f"target_network must be a SHA-256 in hex, got {self.target_network!r}",
+            ),
+            (
+                self.target_network == "" or self.rows == "children",
+                "--target-network sets the leaves of children rows' target solves; add --rows children",
             ),
             (self.solve_group >= 1, f"--solve-group must be at least 1, got {self.solve_group}"),
             (
@@ -215,6 +230,7 @@ class GenerationSpec:
             **({"solve_network": p.solve_network} if p.solve_network else {}),
             **({"solve_group": p.solve_group} if p.solve_group != DEFAULT_SOLVE_GROUP else {}),
             **({"public_states": p.public_states} if p.public_states != "all" else {}),
+            **({"target_network": p.target_network} if p.target_network else {}),
         }
 
     @classmethod
@@ -232,6 +248,7 @@ class GenerationSpec:
                     solve_network=str(attrs.get("solve_network", "")),
                     solve_group=int(attrs.get("solve_group", DEFAULT_SOLVE_GROUP)),
                     public_states=str(attrs.get("public_states", "all")),
+                    target_network=str(attrs.get("target_network", "")),
                 )
             return cls(
                 game=str(attrs["game"]),
@@ -280,6 +297,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
     solve_network: str = "",
     solve_group: int = DEFAULT_SOLVE_GROUP,
     public_states: str = "all",
+    target_network: str = "",
 ) -> GenerationSpec:
     """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
     return GenerationSpec(
@@ -299,5 +317,6 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
             solve_network=solve_network,
             solve_group=solve_group,
             public_states=public_states,
+            target_network=target_network,
         ),
     )

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Protocol
 
 from pvf.datasets import schema
-from pvf.datasets.particle_solve_queries import QueryLeaves
 from pvf.datasets.particle_tasks import run_particle_task, solve_sample
 from pvf.datasets.pbs_tasks import context, run_pbs_task
+from pvf.datasets.sample_networks import NO_NETWORKS, SampleNetworks
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.datasets.writer import join_particle_shards, join_shards, particle_shard_matches, shard_matches
@@ -38,19 +38,19 @@ def run_task(
     task: Task,
     max_histories: int = DEFAULT_MAX_HISTORIES,
     engine: str = "auto",
-    leaves: QueryLeaves | None = None,
+    networks: SampleNetworks = NO_NETWORKS,
 ) -> SampleColumns:
     """The shard of one task of `spec`: `ShardArrays` (enumerated) or `ParticleShard` (particles).
 
     max_histories: the public tree's cap (enumerated data; a particle spec carries its own).
     engine: the particle engine (`pvf.games.engine`; the same shard from each).
-    leaves: the leaves of a particle spec's query solves, where it records a network (`QueryLeaves`)."""
+    networks: the nets at a particle spec's query and target solves' leaves, where it records them."""
     if spec.particles is None:
         return run_pbs_task(spec, task, max_histories)
-    return run_particle_task(spec, task, engine, leaves)
+    return run_particle_task(spec, task, engine, networks)
 
 
-TaskOptions = tuple[int, str, QueryLeaves | None]  # what run_task takes beside spec and task: cap, engine, leaves
+TaskOptions = tuple[int, str, SampleNetworks]  # what run_task takes beside spec and task: cap, engine, nets
 MIN_PARTICLE_SAMPLE_BYTES = 16  # a sample stores at least its record and one infostate row, 8 bytes each at least
 
 
@@ -103,10 +103,10 @@ class ParticleKind:
     samples_per_trunk = 1
     disk_bound_is = "at least"
 
-    def __init__(self, spec: GenerationSpec, engine: str = "auto", leaves: QueryLeaves | None = None):
+    def __init__(self, spec: GenerationSpec, engine: str = "auto", networks: SampleNetworks = NO_NETWORKS):
         self.spec = spec
         self.disk_bound = 2 * spec.num_trunks * MIN_PARTICLE_SAMPLE_BYTES  # refuses absurd counts, never a fit
-        solve_sample(spec, 0, engine, leaves)  # checks game, observers, depth, subgame size before anything is written
+        solve_sample(spec, 0, engine, networks)  # checks game, observers, depth, subgame size before any writing
 
     def shard_matches(self, path: Path, task: Task) -> bool:
         return particle_shard_matches(path, task)
@@ -119,9 +119,9 @@ def dataset_kind(
     spec: GenerationSpec,
     max_histories: int = DEFAULT_MAX_HISTORIES,
     engine: str = "auto",
-    leaves: QueryLeaves | None = None,
+    networks: SampleNetworks = NO_NETWORKS,
 ) -> DatasetKind:
     """The kind of `spec`'s dataset, checked against the game (PvfError before any work)."""
     if spec.particles is None:
         return EnumeratedKind(spec, max_histories)
-    return ParticleKind(spec, engine, leaves)
+    return ParticleKind(spec, engine, networks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.solvers.interface import Frozen, check_beliefs
+from pvf.solvers.interface import Frozen, LeafQueries, check_beliefs
 from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.sequence_ops import best_response_values, constrained_best_response_values, realization_plan
 
@@ -49,13 +49,24 @@ def best_response_value(
     return np.sum(beliefs[player] * q[:R], axis=0)
 
 
-def best_response_root_values(game: SequenceGame, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def best_response_root_values(
+    game: SequenceGame, x: np.ndarray, y: np.ndarray, leaves: LeafQueries | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each player's best-response values at the root infostates against the other's realization plan.
 
     x: [S1, B], y: [S2, B] realization plans (their root rows are the beliefs) -> ([B, R1], [B, R2]).
+    leaves: a depth-limited game's leaf evaluator: its values at the profile (x, y) are held fixed while each
+        player responds above them (a value net's counterfactual values are best-response values of the leaf
+        subgames already, so this is the best response to the other's trunk strategy and its leaf equilibria).
     """
-    q1, _ = best_response_values(game.players[0], game.payoff @ y)
-    q2, _ = best_response_values(game.players[1], -(game.payoff_t @ x))
+    if game.has_leaves and leaves is None:
+        raise PvfError("best responses in a depth-limited game need its leaf evaluator")
+    q1, q2 = game.payoff @ y, -(game.payoff_t @ x)
+    held = leaves.values(x, y) if leaves is not None else None
+    if held is not None:
+        q1, q2 = q1 + held[0], q2 + held[1]
+    q1, _ = best_response_values(game.players[0], q1)
+    q2, _ = best_response_values(game.players[1], q2)
     return q1[: game.players[0].num_roots].T, q2[: game.players[1].num_roots].T
 
 

@@ -98,8 +98,9 @@ def _leaf_subgames(trunk: Trunk) -> LeafSubgames:
 class ExactEvaluator:
     """The oracle: leaf subgames solved exactly, by one LP per query and problem."""
 
-    def __init__(self, trunk: Trunk):
-        self.leaves = _leaf_subgames(trunk)
+    def __init__(self, trunk: Trunk, leaves: LeafSubgames | None = None):
+        """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own)."""
+        self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.lp = MaximinLP(self.leaves.game, 0)
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

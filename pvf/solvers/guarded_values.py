@@ -42,7 +42,7 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
-from pvf.solvers.interface import Solver, SolverResult
+from pvf.solvers.interface import LeafEvaluator, LeafQueries, Solver, SolverResult
 from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.sequence_ops import realization_plan
 
@@ -76,10 +76,13 @@ def best_response_targets(
     groups: tuple[np.ndarray, np.ndarray],
     guard: float = DEFAULT_GUARD,
     solved: SolverResult | None = None,
+    leaf_evaluator: LeafEvaluator | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] the module's best-response root values.
 
-    game: a subgame solved to the end (a chance-node root over leaf histories).
+    game: a subgame (a chance-node root over leaf histories), solved to the end or, with `leaf_evaluator`,
+        depth-limited (best responses then hold the leaf values of the profile they answer,
+        `best_response_root_values`).
     root_beliefs: (b1 [B, R1], b2 [B, R2]) the true root beliefs.
     groups: per player [R_n] the public state of each root infostate.
     guard: 0: best responses to the solver's profile everywhere (no second solve).
@@ -87,16 +90,21 @@ def best_response_targets(
     """
     raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
-        solved = solver(game, iterations, root_beliefs=root_beliefs)
-    plain = _responses(game, solved, root_beliefs)
+        solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
+    leaves = None if leaf_evaluator is None else LeafQueries(game, leaf_evaluator)
+    plain = _responses(game, solved, root_beliefs, leaves)
     if raised is None:
         return plain
-    guarded = _responses(game, solver(game, iterations, root_beliefs=raised), root_beliefs)
+    again = solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator)
+    guarded = _responses(game, again, root_beliefs, leaves)
     return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
 
 
 def _responses(
-    game: SequenceGame, result: SolverResult, root_beliefs: tuple[np.ndarray, np.ndarray]
+    game: SequenceGame,
+    result: SolverResult,
+    root_beliefs: tuple[np.ndarray, np.ndarray],
+    leaves: LeafQueries | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] best-response root values against the other's average strategy, at the true beliefs."""
     plans = [
@@ -107,4 +115,4 @@ def _responses(
         )
         for n in (0, 1)
     ]
-    return best_response_root_values(game, plans[0], plans[1])
+    return best_response_root_values(game, plans[0], plans[1], leaves)

@@ -14,6 +14,11 @@ disjoint. One sequence game holds them all:
 One batch column of beliefs then holds a PBS at every leaf public state,
 and one solve (CFR+: `pvf.datasets.targets`, CFR+ or LP:
 `pvf.solvers.evaluators`) handles them all.
+
+With a `depth` the subgames stop at that move and have leaves of their
+own (bootstrapped targets: a value net one move deeper values them); the
+game is then the depth-limited trunk over the root histories (`trunk`),
+which is what a net's evaluator is built on.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pvf.games.public_tree import PublicTree
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.positions import Positions
 from pvf.solvers.sequence_form import build_sequence_game
+from pvf.solvers.trunk_solver import Trunk, build_trunk
 
 
 class LeafSubgames:
@@ -33,7 +39,9 @@ class LeafSubgames:
 
     tree, root_histories [R], root_weights [R], columns: as given; columns: per player [J_n]
         the callers' infostates of `tree` (e.g. a trunk's leaf infostates).
+    depth: the move of the subgames' own leaves, None: to the end of the game (the tree's).
     game: the sequence game (rooted at a chance node over `root_histories`).
+    trunk: with a depth, the depth-limited trunk whose game `game` is; else None.
     root_position: per player [R_n] column of each of the game's root infostates.
     reach: the counterfactual reach of the columns, root weights as chance reach
         (`reach(b1 [B, J1], b2 [B, J2])`, beliefs in column order).
@@ -45,9 +53,15 @@ class LeafSubgames:
         root_histories: np.ndarray,
         root_weights: np.ndarray,
         columns: tuple[np.ndarray, np.ndarray],
+        depth: int | None = None,
     ):
         self.tree, self.root_histories, self.columns = tree, root_histories, columns
-        self.game = build_sequence_game(tree, root_histories=root_histories, root_weights=root_weights)
+        self.trunk: Trunk | None = None
+        if depth is None:
+            self.game = build_sequence_game(tree, root_histories=root_histories, root_weights=root_weights)
+        else:
+            self.trunk = build_trunk(tree, depth, root_histories=root_histories, root_weights=root_weights)
+            self.game = self.trunk.game
         self.num_columns = (len(columns[0]), len(columns[1]))
         self.root_position = []
         for n in (0, 1):

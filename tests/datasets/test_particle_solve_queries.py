@@ -12,14 +12,10 @@ from pvf.cli import main
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.particle_children import pose_children
 from pvf.datasets.particle_draws import draw_particles
-from pvf.datasets.particle_solve_queries import (
-    QueryBehaviour,
-    check_query_leaves,
-    group_solve,
-    solve_query,
-)
+from pvf.datasets.particle_solve_queries import QueryBehaviour, group_solve, solve_query
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
+from pvf.datasets.sample_networks import NO_NETWORKS, check_networks
 from pvf.datasets.sampling import SamplingConfig
 from pvf.datasets.spec import DEFAULT_SOLVE_GROUP
 from pvf.errors import PvfError
@@ -30,7 +26,7 @@ from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
 from pvf.valuefn.network import load_value_function
-from pvf.valuefn.query_leaves import NetworkLeaves, file_sha256, network_leaves
+from pvf.valuefn.network_leaves import NetworkLeaves, file_sha256, network_leaves
 from tests.conftest import GOOF5
 from tests.datasets.pbs_helpers import datasets_of
 
@@ -180,9 +176,9 @@ def test_solve_network_refusals(tmp_path, goof5_children_net, capsys):
     assert list(tmp_path.iterdir()) == []
     leaves = NetworkLeaves(checkpoint, "0" * 64)
     with pytest.raises(PvfError, match="restore it or start over"):
-        leaves(None, None)
+        leaves(None)
     with pytest.raises(PvfError, match="pass that checkpoint"):
-        check_query_leaves(_spec(0.5, solve_network="0" * 64), None)
+        check_networks(_spec(0.5, solve_network="0" * 64), NO_NETWORKS)
 
 
 def test_solve_groups_of_g_samples_take_the_particles_of_their_first():

@@ -1,0 +1,105 @@
+"""Bootstrapped targets: children rows' PBSs solved one move deep with a net at their leaves (`--target-network`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from pvf.cli import main
+from pvf.datasets.particle_children import induced_subgames
+from pvf.datasets.particle_spec import ParticleSpec
+from pvf.datasets.particle_tasks import solve_samples
+from pvf.datasets.sample_networks import SampleNetworks
+from pvf.games.engine import particle_engine
+from pvf.games.loading import load_game
+from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.trunk_solver import Trunk
+from pvf.valuefn.network_leaves import file_sha256
+from tests.conftest import GOOF5
+from tests.datasets.pbs_helpers import datasets_of
+
+
+@dataclass(frozen=True)
+class OracleLeaves:
+    """A `LeafNetwork` that is the exact oracle: each leaf PBS (the histories its infostates induce, built to the
+    end of the game) solved by an LP, as a perfect net would value it."""
+
+    digest: str = "e" * 64
+
+    def __call__(self, trunk: Trunk) -> ExactEvaluator:
+        engine = particle_engine(load_game(GOOF5), "auto")
+        return ExactEvaluator(trunk, induced_subgames(engine, trunk.tree, trunk.game.leaf_infostates))
+
+
+def test_the_exact_oracle_at_the_leaves_gives_the_to_the_end_pbs_values():
+    """Goofspiel-5, rows at move 2: the target solves stop at move 3 (two rounds before the end) with the oracle
+    there. Depth-limited solving with exact leaf values is sound: each sample's PBS value Σ b₁·v₁ (average
+    targets) is the to-the-end solve's, to CFR+'s accuracy after 100 iterations (half of them are over 0.02,
+    what zero leaves would make 0); the rows' features and beliefs are the same draws'."""
+    kw = dict(game=GOOF5, depth=2, num_trunks=12, particles=6, cfr_iterations=100, target="average", rows="children")
+    plain = solve_samples(ParticleSpec(**kw), range(12))
+    boot = solve_samples(
+        ParticleSpec(**kw, target_network="e" * 64), range(12), networks=SampleNetworks(targets=OracleLeaves())
+    )
+    value = lambda s: float(np.sum((s["belief"] * s["target"])[s["player"] == 0]))  # noqa: E731
+    decided = 0
+    for a, b in zip(plain, boot):
+        for key in ("player", "belief", "mass", "cf_reach", "private", "slot", "public"):
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        assert b["stats"][2] < a["stats"][2]  # the depth-limited PBS is smaller
+        assert value(b) == pytest.approx(value(a), abs=1e-3)
+        assert value(b) == pytest.approx(-float(np.sum((b["belief"] * b["target"])[b["player"] == 1])), abs=1e-12)
+        decided += np.abs(a["target"] - b["target"]).max() < 1e-12  # nothing left to decide below move 3
+    assert 0 < decided < 12
+    assert sum(abs(value(a)) > 0.02 for a in plain) >= 6
+
+
+def test_target_network_files_record_the_net_and_are_the_same_from_either_engine(tmp_path, goof5_children_net):
+    """`--target-network` with a net trained at move 3 makes move-2 data: the file records the net's SHA-256, the
+    native and OpenSpiel engines write the same file, and its targets differ from the to-the-end file's while
+    its beliefs do not (the same draws)."""
+    checkpoint = Path(goof5_children_net[0])
+    argv = ["generate", "--game", "goofspiel5", "--depth", "2", "--particles", "6", "--rows", "children"]
+    argv += ["--trunks", "4", "--cfr-iterations", "20", "--task-size", "2", "--no-progress"]
+    files = {name: tmp_path / f"{name}.h5" for name in ("native", "openspiel", "plain")}
+    for engine in ("native", "openspiel"):
+        extra = ["--target-network", str(checkpoint), "--engine", engine]
+        assert main([*argv, *extra, "--out", str(files[engine])]) == 0
+    assert main([*argv, "--out", str(files["plain"])]) == 0
+    native, walked, plain = (datasets_of(files[n]) for n in ("native", "openspiel", "plain"))
+    with h5py.File(files["native"]) as f:
+        assert f.attrs["target_network"] == file_sha256(checkpoint)
+    for name, values in native.items():
+        np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
+    np.testing.assert_array_equal(native["infostates/belief"], plain["infostates/belief"])
+    assert np.isfinite(native["infostates/target"]).all()
+    assert not np.allclose(native["infostates/target"], plain["infostates/target"], atol=1e-3)
+
+
+def test_target_network_refusals(tmp_path, goof5_children_net, capsys):
+    """A net of another depth, particle rows, or a rerun without the net: one line, exit 2, nothing written."""
+    checkpoint = str(goof5_children_net[0])
+    argv = ["generate", "--game", "goofspiel5", "--particles", "6", "--trunks", "2", "--no-progress"]
+    cases = [
+        (["--depth", "3", "--rows", "children", "--target-network", checkpoint], "trained at depth 4"),
+        (["--depth", "2", "--target-network", checkpoint], "--rows children"),
+        (["--depth", "2", "--rows", "children", "--target-network", "missing.ckpt"], "no such file"),
+    ]
+    for extra, message in cases:
+        assert main([*argv, *extra, "--out", str(tmp_path / "x.h5")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "boot.h5"
+    boot = [*argv, "--depth", "2", "--rows", "children", "--out", str(out)]
+    assert main([*boot, "--target-network", checkpoint]) == 0
+    before = out.read_bytes()
+    capsys.readouterr()
+    assert main(boot) == 2
+    err = capsys.readouterr().err
+    assert "target_network" in err and len(err.strip().splitlines()) == 1, err
+    assert out.read_bytes() == before
