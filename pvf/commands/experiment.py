@@ -142,6 +142,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "or best_response (pvf generate's default target: the row 'targets best_response')",
     )
     part.add_argument(
+        "--target-network",
+        type=Path,
+        default=None,
+        metavar="CKPT",
+        help="with --targets: the leaf PBSs solved to move --depth + 1 only, this particle net (trained at --depth "
+        "+ 1) at their leaves: the bootstrapped targets of pvf generate --target-network (the row's name ends in "
+        "'bootstrapped')",
+    )
+    part.add_argument(
         "--rollouts",
         nargs="?",
         const="agent",
@@ -398,10 +407,17 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
         rollouts = (name, SweepEvaluator(rollout_leaves(loaded, draws_per_history, args.depth), game_root=False))
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
+    if args.target_network is not None and args.targets is None:
+        raise PvfError("--target-network sets the leaves of the targets row's solves; add --targets")
     if args.targets is not None:
-        kind = args.targets
-        evaluators["targets" if kind == "average" else f"targets {kind}"] = SweepEvaluator(
-            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, kind, engine=args.engine),
+        kind, bootstrap = args.targets, None
+        if args.target_network is not None:
+            from pvf.valuefn.network_leaves import network_leaves
+
+            bootstrap = network_leaves(args.target_network, loaded.game_string, args.depth + 1, "--target-network")
+        name = ("targets" if kind == "average" else f"targets {kind}") + ("" if bootstrap is None else " bootstrapped")
+        evaluators[name] = SweepEvaluator(
+            lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, kind, args.engine, bootstrap),
             game_root=True,
         )
     if rollouts is not None:

@@ -132,23 +132,27 @@ class CFRTargetEvaluator:
         target: str = "average",
         leaves: LeafSubgames | None = None,
         guard: float = DEFAULT_GUARD,
+        leaf_evaluator: LeafEvaluator | None = None,
     ):
-        """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own)."""
+        """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own);
+        leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.iterations = iterations
         self.target = target
         self.guard = guard
+        self.leaf_evaluator = leaf_evaluator
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         beliefs = self.leaves.root_beliefs(reach1, reach2)
+        game, groups = self.leaves.game, self.leaves.root_public_states
         if self.target == "best_response":
             values = best_response_targets(
-                self.leaves.game, cfr_plus, self.iterations, beliefs, self.leaves.root_public_states, self.guard
+                game, cfr_plus, self.iterations, beliefs, groups, self.guard, leaf_evaluator=self.leaf_evaluator
             )
             return self.leaves.scatter(*values)
-        result = cfr_plus(self.leaves.game, self.iterations, root_beliefs=beliefs)
+        result = cfr_plus(game, self.iterations, root_beliefs=beliefs, leaf_evaluator=self.leaf_evaluator)
         values = result.root_values if self.target == "average" else result.current_root_values
         return self.leaves.scatter(*values)
 

@@ -103,3 +103,52 @@ def test_target_network_refusals(tmp_path, goof5_children_net, capsys):
     err = capsys.readouterr().err
     assert "target_network" in err and len(err.strip().splitlines()) == 1, err
     assert out.read_bytes() == before
+
+
+def test_the_sweeps_bootstrapped_targets_with_the_oracle_below_reach_its_to_the_end_pbs_values():
+    """The particle-trunk sweep's targets evaluator (`induced_pbs_evaluator`) at a Goofspiel-5 particle trunk's
+    leaves (move 1 to 2, K = 4): with the leaf PBSs solved one move deep and the exact oracle below, each leaf
+    PBS's value Σ b₁·v₁ at random beliefs is the to-the-end solve's to 2% after 100 CFR+ iterations (the
+    depth-limited solve converges more slowly: measured 1.7%, 1.2% after 400 iterations, 0.7% after 1,600),
+    where constant-zero values below miss it by far more."""
+    from pvf.datasets.induced_targets import induced_pbs_evaluator
+    from pvf.datasets.sampling import SamplingConfig
+    from pvf.experiments.particle_sweep import particle_trunk_setting
+    from pvf.solvers.evaluators import ConstantEvaluator
+
+    @dataclass(frozen=True)
+    class ZeroLeaves:
+        digest: str = "0" * 64
+
+        def __call__(self, trunk: Trunk) -> ConstantEvaluator:
+            return ConstantEvaluator(0.0)
+
+    loaded = load_game(GOOF5)
+    trunk = particle_trunk_setting(loaded, 1, 2, 4, 0, SamplingConfig()).evaluation
+    leaf_infostates = trunk.game.leaf_infostates
+    rng = np.random.default_rng(0)
+    reach = [rng.random((1, len(leaf_infostates[n]))) for n in (0, 1)]
+    public = trunk.tree.infostate_public_state[0][leaf_infostates[0]]
+
+    def pbs_values(below) -> np.ndarray:
+        v1, _ = induced_pbs_evaluator(loaded, trunk, 100, "average", "auto", below)(*reach)
+        return np.bincount(np.unique(public, return_inverse=True)[1], weights=(reach[0] * v1)[0])
+
+    end, oracle, zero = (pbs_values(below) for below in (None, OracleLeaves(), ZeroLeaves()))
+    assert len(end) >= 2 and np.abs(end).min() > 0.5
+    np.testing.assert_allclose(oracle, end, rtol=0.02, atol=0)
+    assert np.abs(zero / end - 1).max() > 0.2
+
+
+def test_the_sweep_names_the_bootstrapped_row_and_refuses_it_without_targets(tmp_path, goof5_children_net, capsys):
+    import json
+
+    args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "1", "--depth", "2"]
+    args += ["--draws", "1", "--seeds", "0", "--no-oracle", "--target-network", str(goof5_children_net[0])]
+    assert main([*args, "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "add --targets" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
+    assert main([*args, "--targets", "best_response", "--json", "--out", str(tmp_path / "ok")]) == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    row = [p for p in points if p["evaluator"] == "targets best_response bootstrapped"]
+    assert len(row) == 1 and 0 <= row[0]["exploitability_mean"] < 10
