@@ -42,3 +42,22 @@ def assert_same_samples(a: Path, b: Path) -> None:
         attrs_a = {k: v for k, v in fa.attrs.items() if k != "created"}
         attrs_b = {k: v for k, v in fb.attrs.items() if k != "created"}
     assert attrs_a == attrs_b
+
+
+def network_files(argv: list[str], option: str, checkpoint: Path, tmp_path: Path) -> tuple[dict, dict]:
+    """`pvf generate argv` with `option checkpoint` (by both engines) and without it: (with, without) datasets,
+    after checking that the file records the checkpoint's SHA-256 under the option's attribute and that the
+    native and OpenSpiel engines wrote the same file."""
+    from pvf.cli import main
+    from pvf.valuefn.network_leaves import file_sha256
+
+    files = {name: tmp_path / f"{name}.h5" for name in ("native", "openspiel", "without")}
+    for engine in ("native", "openspiel"):
+        assert main([*argv, option, str(checkpoint), "--engine", engine, "--out", str(files[engine])]) == 0
+    assert main([*argv, "--out", str(files["without"])]) == 0
+    native, walked, without = (datasets_of(files[n]) for n in ("native", "openspiel", "without"))
+    with h5py.File(files["native"]) as f:
+        assert f.attrs[option.removeprefix("--").replace("-", "_")] == file_sha256(checkpoint)
+    for name, values in native.items():
+        np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
+    return native, without

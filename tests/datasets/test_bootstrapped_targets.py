@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 
@@ -18,9 +17,8 @@ from pvf.games.engine import particle_engine
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import ExactEvaluator
 from pvf.solvers.trunk_solver import Trunk
-from pvf.valuefn.network_leaves import file_sha256
 from tests.conftest import GOOF5
-from tests.datasets.pbs_helpers import datasets_of
+from tests.datasets.pbs_helpers import network_files
 
 
 @dataclass(frozen=True)
@@ -62,19 +60,9 @@ def test_target_network_files_record_the_net_and_are_the_same_from_either_engine
     """`--target-network` with a net trained at move 3 makes move-2 data: the file records the net's SHA-256, the
     native and OpenSpiel engines write the same file, and its targets differ from the to-the-end file's while
     its beliefs do not (the same draws)."""
-    checkpoint = Path(goof5_children_net[0])
     argv = ["generate", "--game", "goofspiel5", "--depth", "2", "--particles", "6", "--rows", "children"]
     argv += ["--trunks", "4", "--cfr-iterations", "20", "--task-size", "2", "--no-progress"]
-    files = {name: tmp_path / f"{name}.h5" for name in ("native", "openspiel", "plain")}
-    for engine in ("native", "openspiel"):
-        extra = ["--target-network", str(checkpoint), "--engine", engine]
-        assert main([*argv, *extra, "--out", str(files[engine])]) == 0
-    assert main([*argv, "--out", str(files["plain"])]) == 0
-    native, walked, plain = (datasets_of(files[n]) for n in ("native", "openspiel", "plain"))
-    with h5py.File(files["native"]) as f:
-        assert f.attrs["target_network"] == file_sha256(checkpoint)
-    for name, values in native.items():
-        np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
+    native, plain = network_files(argv, "--target-network", Path(goof5_children_net[0]), tmp_path)
     np.testing.assert_array_equal(native["infostates/belief"], plain["infostates/belief"])
     assert np.isfinite(native["infostates/target"]).all()
     assert not np.allclose(native["infostates/target"], plain["infostates/target"], atol=1e-3)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 
@@ -26,9 +25,9 @@ from pvf.solvers.evaluators import RecordingEvaluator
 from pvf.solvers.particle_settings import setting_from_particles
 from pvf.solvers.sparse_trunks import select_histories, sparse_trunk_strategy
 from pvf.valuefn.network import load_value_function
-from pvf.valuefn.network_leaves import NetworkLeaves, file_sha256, network_leaves
+from pvf.valuefn.network_leaves import NetworkLeaves, network_leaves
 from tests.conftest import GOOF5
-from tests.datasets.pbs_helpers import datasets_of
+from tests.datasets.pbs_helpers import network_files
 
 CFR = 20
 
@@ -134,16 +133,7 @@ def test_solve_network_files_record_the_net_and_differ_only_at_query_samples(tmp
     argv = ["generate", "--game", "goofspiel5", "--depth", "3", "--particles", "8", "--rows", "children"]
     argv += ["--p-solve", "0.5", "--trunks", "6", "--cfr-iterations", str(CFR), "--task-size", "2"]
     argv += ["--target", "best_response", "--no-progress"]
-    files = {name: tmp_path / f"{name}.h5" for name in ("native", "openspiel", "targets")}
-    for engine in ("native", "openspiel"):
-        extra = ["--solve-network", str(checkpoint), "--engine", engine]
-        assert main([*argv, *extra, "--out", str(files[engine])]) == 0
-    assert main([*argv, "--out", str(files["targets"])]) == 0
-    native, walked, targets = (datasets_of(files[n]) for n in ("native", "openspiel", "targets"))
-    with h5py.File(files["native"]) as f:
-        assert f.attrs["solve_network"] == file_sha256(checkpoint)
-    for name, values in native.items():
-        np.testing.assert_allclose(values, walked[name], rtol=0, atol=1e-12, err_msg=name)
+    native, targets = network_files(argv, "--solve-network", checkpoint, tmp_path)
     spec = _spec(0.5)
     queries = [solve_query(spec, i) is not None for i in range(6)]
     assert any(queries) and not all(queries)
@@ -151,14 +141,15 @@ def test_solve_network_files_record_the_net_and_differ_only_at_query_samples(tmp
     same = [np.array_equal(beliefs(native, i), beliefs(targets, i)) for i in range(6)]
     assert all(s for s, q in zip(same, queries) if not q) and not all(s for s, q in zip(same, queries) if q)
     capsys.readouterr()
-    before = files["native"].read_bytes()
+    written = tmp_path / "native.h5"
+    before = written.read_bytes()
     other = tmp_path / "other.ckpt"
     other.write_bytes(checkpoint.read_bytes() + b"\0")
     for extra in ([], ["--solve-network", str(other)]):
-        assert main([*argv, *extra, "--out", str(files["native"])]) == 2
+        assert main([*argv, *extra, "--out", str(written)]) == 2
         err = capsys.readouterr().err
         assert "solve_network" in err and len(err.strip().splitlines()) == 1
-    assert files["native"].read_bytes() == before
+    assert written.read_bytes() == before
 
 
 def test_solve_network_refusals(tmp_path, goof5_children_net, capsys):
