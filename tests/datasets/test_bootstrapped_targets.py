@@ -132,7 +132,8 @@ def test_the_sweep_names_the_bootstrapped_row_and_refuses_it_without_targets(tmp
     import json
 
     args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "1", "--depth", "2"]
-    args += ["--draws", "1", "--seeds", "0", "--no-oracle", "--target-network", str(goof5_children_net[0])]
+    args += ["--draws", "1", "--seeds", "0", "--iterations", "3", "--no-oracle"]
+    args += ["--target-network", str(goof5_children_net[0])]
     assert main([*args, "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert "add --targets" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "bad").exists()
