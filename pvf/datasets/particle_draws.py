@@ -22,7 +22,7 @@ import numpy as np
 
 from pvf.datasets.lazy_strategy import LazyTrunkStrategy
 from pvf.datasets.spec import GenerationSpec
-from pvf.games.engine import ParticleEngine
+from pvf.games.engine import ParticleEngine, live_particles
 from pvf.games.history_sampling import ParticleSample
 from pvf.solvers.particle_settings import play_until_trunk_matters
 
@@ -49,7 +49,4 @@ def draw_particles(
 ) -> tuple[ParticleSample, LazyTrunkStrategy, np.random.Generator]:
     """(the particles, trunk strategy i, generator i after the draw) of a particle spec's sample i."""
     history, strategy, rng = played_history(spec, game, sample_id)
-    sample = game.sample_particles(strategy, history, spec.particles.count, rng)
-    while len(sample.particles) == 0:  # every draw died: draw the K particles again from the same stream
-        sample = game.sample_particles(strategy, history, spec.particles.count, rng)
-    return sample, strategy, rng
+    return live_particles(game, strategy, history, spec.particles.count, rng), strategy, rng

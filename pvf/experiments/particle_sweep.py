@@ -77,7 +77,7 @@ from pvf.experiments.trunk_sweep import (
     summarize_rows,
     sweep,
 )
-from pvf.games.engine import check_engine, particle_engine
+from pvf.games.engine import check_engine, live_particles, particle_engine
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
@@ -180,9 +180,7 @@ def particle_roots(
     strategy = LazyTrunkStrategy(reference_seed, seed, reference)
     rng = np.random.default_rng(np.random.SeedSequence(reference_seed, spawn_key=(seed, draws)))
     history = play_until_trunk_matters(game, strategy, root_move, depth, rng)
-    sample = game.sample_particles(strategy, history, draws, rng)
-    while not sample.particles:
-        sample = game.sample_particles(strategy, history, draws, rng)
+    sample = live_particles(game, strategy, history, draws, rng)
     return sample.particles, sample.own_reach
 
 

@@ -96,6 +96,21 @@ class ParticleEngine(Protocol):
         ...
 
 
+def live_particles(
+    game: ParticleEngine,
+    strategy: Strategy,
+    public_history: Sequence[int],
+    num_particles: int,
+    rng: np.random.Generator,
+) -> ParticleSample:
+    """K particles of `public_history`'s public state drawn from the initial state, drawn again from the same
+    stream while every draw died (a sample needs one live particle; the unbiased draw rarely has none)."""
+    sample = game.sample_particles(strategy, public_history, num_particles, rng)
+    while not sample.particles:
+        sample = game.sample_particles(strategy, public_history, num_particles, rng)
+    return sample
+
+
 def check_engine(engine: str) -> None:
     """PvfError (one line) unless `engine` is one of ENGINES."""
     if engine not in ENGINES:
