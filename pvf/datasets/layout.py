@@ -11,6 +11,7 @@ layout it was not trained for (`pvf.valuefn.architecture.Architecture.check_layo
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,9 @@ class DataLayout:
         (`CounterfactualReach.opponent_features`; the file's
         `/infostates/cf_opponent`, at a trunk's leaves computed as the reach
         is) as Fq more input features.
+    p_solve: the share of the data's trunks moved towards a trunk solve's
+        queries (`pvf generate --p-solve`). Provenance, as `target` is: no
+        input depends on it; figures label a net's leaves by it.
     """
 
     game: str
@@ -61,6 +65,7 @@ class DataLayout:
     positional_inputs: int = 0
     reach_feature: bool = False
     opponent_feature: bool = False
+    p_solve: float = 0.0
 
     @property
     def num_slots(self) -> int:
@@ -85,6 +90,7 @@ class DataLayout:
         fields["positional_inputs"] = int(data.get("positional_inputs", 0))
         fields["reach_feature"] = bool(data.get("reach_feature", False))
         fields["opponent_feature"] = bool(data.get("opponent_feature", False))
+        fields["p_solve"] = float(data.get("p_solve", 0.0))  # checkpoints written before it: unknown, read as 0
         return cls(**fields)
 
     @classmethod
@@ -118,6 +124,7 @@ class DataLayout:
                 positional_inputs=int(ds.attrs.get("positional_infostates", 0)),
                 reach_feature=reach_feature and ds.has_cf_reach,
                 opponent_feature=opponent_feature and ds.has_cf_opponent,
+                p_solve=float(json.loads(str(ds.attrs["sampling"])).get("p_solve", 0.0)),
             )
 
 

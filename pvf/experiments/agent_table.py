@@ -116,14 +116,16 @@ def measure_particle_agent(tree: PublicTree, text: str, spec: ParticleAgentSpec,
 
 def evaluator_kind(leaves: str) -> str:
     """The leaf evaluator as the figure groups it: oracle, targets, zero, "<architecture> net" for a checkpoint,
-    "mean of N <architecture> nets" for several."""
+    "mean of N <architecture> nets" for several; ", p_solve P" where the data had a share P of its trunks at a
+    trunk solve's queries (`pvf generate --p-solve`)."""
     if not leaves.endswith(".ckpt"):
         return leaves
     from pvf.valuefn.checkpoint import load_checkpoint
 
     paths = leaves.split("+")
-    architecture = load_checkpoint(paths[0])[1].architecture
-    return f"{architecture} net" if len(paths) == 1 else f"mean of {len(paths)} {architecture} nets"
+    meta = load_checkpoint(paths[0])[1]
+    kind = f"{meta.architecture} net" if len(paths) == 1 else f"mean of {len(paths)} {meta.architecture} nets"
+    return kind if meta.layout.p_solve == 0 else f"{kind}, p_solve {meta.layout.p_solve:g}"
 
 
 def leaves_name(leaves: str) -> str:
