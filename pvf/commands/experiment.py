@@ -148,7 +148,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="CKPT",
         help="with --targets: the leaf PBSs solved to move --depth + 1 only, this particle net (trained at --depth "
         "+ 1) at their leaves: the bootstrapped targets of pvf generate --target-network (the row's name ends in "
-        "'bootstrapped')",
+        "'bootstrapped'); A.ckpt+B.ckpt: the mean of several nets' values",
     )
     part.add_argument(
         "--rollouts",

@@ -88,7 +88,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="CKPT",
         help="with --particles, --rows children and --p-solve: a particle value net at the leaves of the trunk "
         "solves whose queries the samples take, instead of the data's targets (the beliefs that net's own trunk "
-        "asks about; the file records its SHA-256)",
+        "asks about; the file records its SHA-256); A.ckpt+B.ckpt: the mean of several nets' values",
     )
     p.add_argument(
         "--target-network",
@@ -97,7 +97,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="CKPT",
         help="with --particles and --rows children: bootstrapped targets, each sample's PBS solved to move "
         "--depth + 1 only with this particle value net (trained at depth --depth + 1) at its leaves, instead of "
-        "to the end of the game (ReBeL's recursion; the file records its SHA-256)",
+        "to the end of the game (ReBeL's recursion; the file records its SHA-256); A.ckpt+B.ckpt: the mean of "
+        "several nets' values (their SHA-256s joined by '+')",
     )
     p.add_argument(
         "--solve-group",

@@ -29,7 +29,8 @@ files without the attribute); `solve_group` the samples sharing one such
 solve (128 where absent). `public_states` = "undecided" draws children
 samples only at public states where the trunk matters
 (`pvf.datasets.particle_draws`; "all" where absent). `target_network` is
-the SHA-256 of the net at the leaves of children rows' target solves,
+the SHA-256 of the net at the leaves of children rows' target solves (of
+an ensemble, its members' joined by "+", as for `solve_network`),
 which then stop at move `depth` + 1 (bootstrapped targets,
 `pvf.datasets.particle_children`; "" where absent: solved to the end). A particle spec's
 attributes are the enumerated ones less `solver` (particle targets are
@@ -61,6 +62,12 @@ PUBLIC_STATES = ("all", "undecided")
 _INT64_MAX = 2**63 - 1
 
 
+def _digests(text: str) -> bool:
+    """Whether `text` is one SHA-256 in hex or several joined by "+" (an ensemble's members)."""
+    hexdigits = set("0123456789abcdef")
+    return all(len(d) == 64 and set(d) <= hexdigits for d in text.split("+"))
+
+
 @dataclass(frozen=True)
 class ParticleOptions:
     """The particle part of a spec.
@@ -69,10 +76,11 @@ class ParticleOptions:
     max_histories: refuse a sample whose particle subgame has more histories (the depth is too early).
     subgame: "induced" (targets on the PBS the particles induce) or "drawn" (on the drawn histories only).
     rows: "particles" (the particles' infostates) or "children" (every infostate one move below particles at depth − 1).
-    solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets.
-    target_network: SHA-256 (hex) of the net at the target solves' leaves (children rows: each PBS solved to
-        move depth + 1 only, the net valuing the PBSs there; `pvf.datasets.particle_children`), "" for targets
-        solved to the end of the game.
+    solve_network: SHA-256 (hex) of the net at the query solves' leaves, "" for the data's targets; an ensemble
+        (the mean of its members' values) is its members' SHA-256s joined by "+".
+    target_network: SHA-256 (hex) of the net (or ensemble, as `solve_network`) at the target solves' leaves
+        (children rows: each PBS solved to move depth + 1 only, the net valuing the PBSs there;
+        `pvf.datasets.particle_children`), "" for targets solved to the end of the game.
     solve_group: consecutive samples sharing one query solve and its particles (`--solve-group`).
     public_states: "all" (the public state trunk strategy i reaches) or "undecided" (children rows: trunk
         strategy i replayed, same stream, until its public state is one where the trunk matters, as the
@@ -102,12 +110,12 @@ class ParticleOptions:
                 "children rows are solved on the PBS they induce; use subgame 'induced'",
             ),
             (
-                self.solve_network == "" or len(self.solve_network) == 64,
-                f"solve_network must be a SHA-256 in hex, got {self.solve_network!r}",
+                self.solve_network == "" or _digests(self.solve_network),
+                f"solve_network must be a SHA-256 in hex (several joined by '+'), got {self.solve_network!r}",
             ),
             (
-                self.target_network == "" or len(self.target_network) == 64,
-                f"target_network must be a SHA-256 in hex, got {self.target_network!r}",
+                self.target_network == "" or _digests(self.target_network),
+                f"target_network must be a SHA-256 in hex (several joined by '+'), got {self.target_network!r}",
             ),
             (
                 self.target_network == "" or self.rows == "children",

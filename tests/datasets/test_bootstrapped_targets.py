@@ -5,20 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
+import torch
 
 from pvf.cli import main
 from pvf.datasets.particle_children import induced_subgames
 from pvf.datasets.particle_spec import ParticleSpec
 from pvf.datasets.particle_tasks import solve_samples
 from pvf.datasets.sample_networks import SampleNetworks
+from pvf.datasets.sampling import SamplingConfig
+from pvf.experiments.particle_sweep import particle_trunk_setting
 from pvf.games.engine import particle_engine
 from pvf.games.loading import load_game
 from pvf.solvers.evaluators import ExactEvaluator
+from pvf.solvers.sparse_trunks import select_histories, sparse_trunk
 from pvf.solvers.trunk_solver import Trunk
+from pvf.valuefn.network_leaves import network_leaves
 from tests.conftest import GOOF5
-from tests.datasets.pbs_helpers import network_files
+from tests.datasets.pbs_helpers import datasets_of, network_files
 
 
 @dataclass(frozen=True)
@@ -141,3 +147,37 @@ def test_the_sweep_names_the_bootstrapped_row_and_refuses_it_without_targets(tmp
     points = json.loads(capsys.readouterr().out)["points"]
     row = [p for p in points if p["evaluator"] == "targets best_response bootstrapped"]
     assert len(row) == 1 and 0 <= row[0]["exploitability_mean"] < 10
+
+
+def test_an_ensemble_at_the_leaves_is_the_mean_of_its_members(tmp_path, goof5_children_net):
+    """`A.ckpt+B.ckpt` values a trunk's leaves by the mean of A's and B's values, and its digest is theirs joined
+    by '+'; a file made with an ensemble of two copies of one net records both and is that net's file."""
+    first = Path(goof5_children_net[0])
+    checkpoint = torch.load(first, map_location="cpu", weights_only=True)
+    name = next(k for k, v in checkpoint["state_dict"].items() if k.startswith("net.") and v.dim() == 2)
+    checkpoint["state_dict"][name] = checkpoint["state_dict"][name] * 1.5
+    other = tmp_path / "other.ckpt"
+    torch.save(checkpoint, other)
+    both = network_leaves(f"{first}+{other}", GOOF5, 3)
+    singles = [network_leaves(p, GOOF5, 3) for p in (first, other)]
+    assert both.digest == f"{singles[0].digest}+{singles[1].digest}"
+    setting = particle_trunk_setting(load_game(GOOF5), 2, 3, 6, 0, SamplingConfig())
+    trunk = sparse_trunk(setting, select_histories(setting, fraction=1.0))
+    rng = np.random.default_rng(0)
+    reach = [rng.random((2, len(trunk.game.leaf_infostates[n]))) for n in (0, 1)]  # [B, J_n]
+    mean, (a, b) = both(trunk)(*reach), (s(trunk)(*reach) for s in singles)
+    for n in (0, 1):
+        assert not np.allclose(a[n], b[n])
+        np.testing.assert_allclose(mean[n], (a[n] + b[n]) / 2, rtol=1e-12, atol=1e-15)
+    twin = tmp_path / "twin.ckpt"
+    twin.write_bytes(first.read_bytes())
+    argv = ["generate", "--game", "goofspiel5", "--depth", "2", "--particles", "6", "--rows", "children"]
+    argv += ["--trunks", "2", "--cfr-iterations", "10", "--no-progress"]
+    files = {"single": str(first), "twin": f"{first}+{twin}"}
+    for label, nets in files.items():
+        assert main([*argv, "--target-network", nets, "--out", str(tmp_path / f"{label}.h5")]) == 0
+    single, twins = (datasets_of(tmp_path / f"{label}.h5") for label in files)
+    for name, values in single.items():
+        np.testing.assert_array_equal(values, twins[name], err_msg=name)
+    with h5py.File(tmp_path / "twin.h5") as f:
+        assert f.attrs["target_network"] == f"{singles[0].digest}+{singles[0].digest}"

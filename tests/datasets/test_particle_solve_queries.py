@@ -73,7 +73,7 @@ def test_children_posed_with_a_query_iterate_carry_that_querys_beliefs_zeros_inc
         if network is None:
             inner = induced_pbs_evaluator(loaded, trunk, CFR, spec.target, engine.name)
         else:
-            inner = load_value_function(network.path).evaluator(trunk, build_feature_tables(setting.tree))
+            inner = load_value_function(network.paths[0]).evaluator(trunk, build_feature_tables(setting.tree))
         made.append((trunk, RecordingEvaluator(inner)))
         return made[-1][1]
 
@@ -165,7 +165,7 @@ def test_solve_network_refusals(tmp_path, goof5_children_net, capsys):
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
-    leaves = NetworkLeaves(checkpoint, "0" * 64)
+    leaves = NetworkLeaves((checkpoint,), ("0" * 64,))
     with pytest.raises(PvfError, match="restore it or start over"):
         leaves(None)
     with pytest.raises(PvfError, match="pass that checkpoint"):
