@@ -20,7 +20,10 @@ infostate I in the public state S at the start of move r:
      the uniform strategy) with the leaf evaluator at the depth limit (the exact
      oracle; a trained particle or attention network, in the game-root
      convention it was trained in; the value of uniform random play from
-     each leaf history, `pvf.games.rollouts`; a constant).
+     each leaf history, `pvf.games.rollouts`; a constant). With a horizon
+     the leaves of successive solves lie at successive moves, and a net
+     values only the move it was trained at: each solve takes the nets of
+     its leaves' move (`move_leaves`), else the fallback `leaves`.
   4. The memory takes the solution's strategy at every infostate of the
      trunk (both players; an infostate it holds keeps its strategy); the
      agent acts by its strategy at I. By default (`replan="horizon"`) it
@@ -50,6 +53,7 @@ starts at the history of length 2r and player n acts at length 2r + n.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +84,8 @@ class ParticlePlanner:
     endgame: solves at this move or later go to the end of the game, whatever the depth limit (where the endgame's
         particle subgame is small: in Goofspiel-13 at K = 16 from move 9, not 8); None: never.
     leaves: the leaf evaluator of a setting's sparse trunk (unused where a solve reaches the end).
+    move_leaves: instead, for a solve whose trunk leaves lie at one of these moves, that move's evaluator in the
+        game-root convention (the nets trained at that move; `pvf.agents.spec`: `leaves=` nets with a horizon).
     below_leaves: the particle tree holds the game below the trunk's leaves (the exact oracle solves it);
         False: it stops at the depth limit.
     game_root: the evaluator takes the game-root convention of a trained network (`ScaledEvaluator`).
@@ -95,6 +101,7 @@ class ParticlePlanner:
     leaves: LeafFactory
     horizon: int | None = None
     endgame: int | None = None
+    move_leaves: Mapping[int, LeafFactory] = field(default_factory=dict)
     below_leaves: bool = True
     game_root: bool = False
     iterations: int = 100
@@ -215,12 +222,15 @@ class ParticleResolver:
         setting = setting_from_particles(
             self.loaded, particles, own_reaches, move, depth, "induced", planner.engine, planner.below_leaves
         )
+        leaves, game_root = planner.leaves, planner.game_root
+        if depth in planner.move_leaves:
+            leaves, game_root = planner.move_leaves[depth], True
         trunk, strategies = sparse_trunk_strategy(
             setting,
             select_histories(setting, fraction=1.0),
-            planner.leaves(setting),
+            leaves(setting),
             planner.iterations,
-            planner.game_root,
+            game_root,
             planner.solver,
         )
         self.solves += 1

@@ -7,8 +7,9 @@
               | solver (a `pvf.solvers.registry` name; default cfr+) | gadget (on, the default, or off)
               | replan (horizon, the default, or every)
     PKEY   := k (particle draws per sample, default 16)
-              | leaves (oracle, zero, rollout or PATH.ckpt; default oracle)
+              | leaves (oracle, zero, rollout or PATH.ckpt[+PATH.ckpt...]; default oracle)
               | depth | horizon (the trunk leaves this many moves below each solve's root, instead of depth)
+              | fallback (zero or rollout: with nets and a horizon, the leaves at moves no net was trained at)
               | endgame (solves from this move on go to the end of the game)
               | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
               | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD on the subgame)
@@ -28,7 +29,11 @@ to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
 as Goofspiel; no public tree needed), with the oracle, a constant,
 `rollout` (the value of uniform random play from each leaf history,
 `pvf.valuefn.rollout_leaves`) or a particle / attention network at its
-leaves. `mmds:` is MMD search
+leaves. A net values the PBSs of the move it was trained at only: with a
+depth, every net of `leaves=` must be of that move; with a horizon the
+solves' leaves lie at successive moves, and each solve takes the mean of
+the nets trained at its leaves' move, or the `fallback` leaves where none
+was (a move with neither is refused when the agent is made). `mmds:` is MMD search
 (`pvf.agents.mmd_search`: one MMD update of the uniform blueprint from
 sampled beliefs and rollouts, the update-equivalence paper's planner; no
 subgame is solved; Goofspiel).
@@ -55,6 +60,7 @@ from pvf.solvers.evaluators import (
 )
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.registry import SOLVERS, get_solver
+from pvf.solvers.sparse_trunks import LeafFactory
 from pvf.valuefn.rollout_leaves import rollout_leaves
 
 LEAF_EVALUATORS = ("oracle", "targets", "zero")
@@ -66,6 +72,7 @@ PARTICLE_KEYS = (
     "depth",
     "horizon",
     "endgame",
+    "fallback",
     "iterations",
     "min_live",
     "explore",
@@ -75,6 +82,7 @@ PARTICLE_KEYS = (
 )
 MMDS_KEYS = ("k", "eta", "alpha", "draws")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
+FALLBACKS = ("zero", "rollout")  # leaves at moves no net of a horizon agent was trained at
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,7 @@ class ParticleAgentSpec:
     engine: str = "auto"
     replan: str = "horizon"
     solver: str = "cfr+"
+    fallback: str = ""
 
     @property
     def label(self) -> str:
@@ -123,6 +132,7 @@ class ParticleAgentSpec:
         depth = "" if self.depth is None else f",depth={self.depth}"
         depth += "" if self.horizon is None else f",horizon={self.horizon}"
         depth += "" if self.endgame is None else f",endgame={self.endgame}"
+        depth += "" if not self.fallback else f",fallback={self.fallback}"
         return (
             f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
             f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
@@ -197,12 +207,17 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
         values["explore"] = _number(text, "explore", fields["explore"])
         if not 0.0 <= values["explore"] <= 1.0:
             raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
-    for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS))):
+    for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS)), ("fallback", FALLBACKS)):
         if key in fields:
             if fields[key] not in allowed:
                 raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
             values[key] = fields[key]
-    return ParticleAgentSpec(**values)
+    spec = ParticleAgentSpec(**values)
+    if spec.fallback and (spec.horizon is None or not spec.leaves.endswith(".ckpt")):
+        raise PvfError(
+            f"agent {text!r}: fallback sets the leaves where no net applies; it needs .ckpt leaves and horizon"
+        )
+    return spec
 
 
 def _parse_mmds(text: str) -> MMDSearchSpec:
@@ -286,24 +301,26 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     """The particle planner a spec describes for `loaded` (a checkpoint is loaded, checked against the game and
     refused if positional: its slots need the public tree)."""
     depth = spec.depth
-    game_root = False
+    game_root, move_leaves = False, {}
     if spec.leaves == "oracle":
         leaves = lambda setting: ExactEvaluator  # noqa: E731
     elif spec.leaves == "zero":
         leaves = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
     elif spec.leaves == "rollout":
         leaves = rollout_leaves(loaded)
+    elif spec.horizon is not None:
+        move_leaves = _move_leaves(spec, loaded)
+        leaves = (  # the fallback (zero also where every move has nets: then never asked)
+            rollout_leaves(loaded)
+            if spec.fallback == "rollout"
+            else lambda setting: lambda trunk: ConstantEvaluator(0.0)
+        )
     else:
         networks = _networks(spec.leaves, loaded.game_string, depth)
-        if any(n.architecture == "positional" for n in networks):
-            raise PvfError(f"{spec.leaves}: a positional net needs the public tree; use a particle or attention one")
+        _check_particle_nets(spec.leaves, networks)
         depth = networks[0].meta.layout.depth if depth is None else depth
         game_root = True
-
-        def leaves(setting):
-            features = build_feature_tables(setting.tree)
-            return lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])
-
+        leaves = _nets_leaves(networks)
     if depth is None and spec.horizon is None:
         depth = _paper_depth(loaded.game_string)
     return ParticlePlanner(
@@ -312,6 +329,7 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         leaves=leaves,
         horizon=spec.horizon,
         endgame=spec.endgame,
+        move_leaves=move_leaves,
         below_leaves=spec.leaves == "oracle",
         game_root=game_root,
         iterations=spec.iterations,
@@ -321,6 +339,41 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         replan=spec.replan,
         solver=get_solver(spec.solver),
     )
+
+
+def _move_leaves(spec: ParticleAgentSpec, loaded: LoadedGame) -> dict[int, LeafFactory]:
+    """A horizon agent's nets by the move they were trained at, each move's the mean of its nets; PvfError where a
+    solve's leaves lie at a move none was trained at and there is no fallback."""
+    by_move: dict[int, list] = {}
+    for path in spec.leaves.split("+"):
+        network = _networks(path, loaded.game_string, None)[0]
+        by_move.setdefault(network.meta.layout.depth, []).append(network)
+    _check_particle_nets(spec.leaves, [n for nets in by_move.values() for n in nets])
+    moves = int(loaded.sequential.max_game_length()) // 2  # move `moves` is the end of the game: no leaves there
+    solved = range(moves if spec.endgame is None else min(spec.endgame, moves))
+    missing = sorted({m + spec.horizon for m in solved if m + spec.horizon < moves} - by_move.keys())
+    if missing and not spec.fallback:
+        raise PvfError(
+            f"agent {spec.label!r}: its solves have leaves at move(s) {', '.join(map(str, missing))}, where no net "
+            f"of leaves= was trained (theirs: {', '.join(map(str, sorted(by_move)))}); add nets trained there, or "
+            f"fallback=rollout (or zero) for those moves"
+        )
+    return {move: _nets_leaves(nets) for move, nets in by_move.items()}
+
+
+def _nets_leaves(networks: list) -> LeafFactory:
+    """The mean of `networks`' values at a setting's trunk leaves (the game-root convention they were trained in)."""
+
+    def leaves(setting):
+        features = build_feature_tables(setting.tree)
+        return lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])
+
+    return leaves
+
+
+def _check_particle_nets(leaves: str, networks: list) -> None:
+    if any(n.architecture == "positional" for n in networks):
+        raise PvfError(f"{leaves}: a positional net needs the public tree; use a particle or attention one")
 
 
 def _networks(leaves: str, game: str, depth: int | None) -> list:

@@ -2,6 +2,7 @@
 decisions a function of its infostate (any walk order, either engine, the bot), and its SPECs."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ from pvf.errors import PvfError
 from pvf.games.particle_tree import history_actions
 from pvf.solvers.evaluators import ConstantEvaluator, ExactEvaluator
 from pvf.solvers.tabular import to_openspiel
-from tests.conftest import GOOF4, cached_tree
+from tests.conftest import GOOF4, GOOF5, cached_tree
 
 
 def _planner(k, engine="auto"):
@@ -185,3 +186,45 @@ def test_an_endgame_is_solved_to_the_end_of_the_game():
     assert spec.endgame == 9 and ",endgame=9," in spec.label and parse_agent(spec.label) == spec  # the label reads back
     with pytest.raises(PvfError, match="endgame must be non-negative"):
         parse_agent("particles:endgame=-1")
+
+
+def test_a_horizon_agent_takes_each_solves_nets_from_its_leaves_move(goof5_children_net):
+    """Goofspiel-5, a net trained at move 3, horizon 1: the solves at move 2 (leaves at move 3) take the net, the
+    others the fallback. Along random plays, decisions before move 2 are the fallback agent's, bit for bit; at
+    move 2 they are not. Without a fallback the moves no net covers are refused, as are a fallback without nets
+    and a fallback under a depth limit."""
+    net = str(goof5_children_net[0])
+    loaded = cached_tree(GOOF5).loaded
+    planners = [
+        make_particle_planner(parse_agent(text), loaded)
+        for text in ("particles:k=4,leaves=zero,horizon=1", f"particles:k=4,leaves={net},horizon=1,fallback=zero")
+    ]
+    rng = np.random.default_rng(0)
+    same, differ = 0, 0
+    for seat in (0, 1):
+        plain, hybrid = (ParticleResolver(loaded, planner, seat) for planner in planners)
+        for _ in range(3):
+            state = loaded.sequential.new_initial_state()
+            while len(state.history()) < 6:  # moves 0, 1, 2
+                if state.current_player() == seat:
+                    history = tuple(state.history())
+                    a, b = plain.decide(history).strategy, hybrid.decide(history).strategy
+                    if len(history) < 4:
+                        assert a == b
+                        same += 1
+                    else:
+                        differ += a != b
+                state.apply_action(int(rng.choice(state.legal_actions())))
+    assert same == 12 and differ >= 4
+    spec = parse_agent(f"particles:k=4,leaves={net},horizon=1,fallback=rollout")
+    assert parse_agent(spec.label) == spec
+    cases = [
+        (f"particles:k=4,leaves={net},horizon=1", "leaves at move(s) 1, 2, 4, where no net"),
+        (f"particles:k=4,leaves={net}+{net},horizon=1,endgame=2", "leaves at move(s) 1, 2, where no net"),
+        ("particles:k=4,leaves=rollout,horizon=1,fallback=zero", "needs .ckpt leaves and horizon"),
+        (f"particles:k=4,leaves={net},depth=3,fallback=zero", "needs .ckpt leaves and horizon"),
+        (f"particles:k=4,leaves={net},horizon=1,fallback=oracle", "fallback takes one of zero, rollout"),
+    ]
+    for text, message in cases:
+        with pytest.raises(PvfError, match=re.escape(message)):
+            make_particle_planner(parse_agent(text), loaded)
