@@ -21,7 +21,9 @@ runs/x.ckpt`, `--agent resolve:leaves=oracle,depth=7,iterations=300,gadget=off`.
 Or particles[:KEY=VALUE,...], the agent on particle beliefs (Goofspiel),
 with k (particles, default 16), leaves (oracle, zero, rollout: uniform
 play's value, or checkpoints), depth or horizon (the leaves this many moves
-ahead of each solve), endgame (solves from this move on reach the end of
+ahead of each solve; each solve then takes the nets trained at its leaves'
+move), fallback (zero or rollout: the leaves at moves no net was trained
+at), endgame (solves from this move on reach the end of
 the game), iterations, solver (cfr+ or mmd: MMD search),
 min_live, explore, engine and replan, e.g. `--agent
 particles:k=16,leaves=rollout,horizon=1` (Goofspiel-13).
