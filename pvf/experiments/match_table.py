@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import re
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -106,11 +107,16 @@ def play_pairing(
     return [done[i] for i in range(games)]
 
 
+def short_label(spec: str) -> str:
+    """A SPEC as the figure labels it: each checkpoint by its file name, not its path."""
+    return re.sub(r"[^,=+@:]*/([^/,=+@:]+\.ckpt)", r"\1", spec)
+
+
 def plot_matches(rows: Sequence[dict], path: Path, game: str) -> None:
     """Mean return per pairing with its 95% interval (horizontal bars)."""
     fig = Figure(figsize=(8, 1.2 + 0.5 * len(rows)))
     ax = fig.subplots()
-    labels = [f"{r['agent']}\nvs {r['opponent']}" for r in rows]
+    labels = [f"{short_label(r['agent'])}\nvs {short_label(r['opponent'])}" for r in rows]
     y = range(len(rows))
     ax.errorbar([r["mean_return"] for r in rows], list(y), xerr=[r["ci95"] for r in rows], fmt="o", capsize=4)
     ax.axvline(0.0, color="grey", lw=0.8)
@@ -118,7 +124,7 @@ def plot_matches(rows: Sequence[dict], path: Path, game: str) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("agent's mean return per game (95% interval)")
     games = sorted({int(r["games"]) for r in rows})
-    ax.set_title(
+    fig.suptitle(  # over the whole figure: the labels make the axes narrow
         f"{game}:\n{'–'.join(map(str, games[:: max(len(games) - 1, 1)]))} games per pairing, seats swapped", fontsize=9
     )
     fig.tight_layout()

@@ -8,7 +8,7 @@ import pytest
 
 from pvf.agents.spec import parse_agent
 from pvf.errors import PvfError
-from pvf.experiments.match_table import main, pairing_lock, play_pairing
+from pvf.experiments.match_table import main, pairing_lock, play_pairing, short_label
 from pvf.games.loading import load_game
 from pvf.outputs import output_lock
 
@@ -83,3 +83,9 @@ def test_an_openspiel_bot_named_as_the_agent_is_refused_with_where_it_belongs():
     for bot in ("ismcts", "ismcts:sims=50", "random", "mcts", "human"):
         with pytest.raises(PvfError, match="is an OpenSpiel bot: it plays only as the opponent"):
             parse_agent(bot)
+
+
+def test_the_figure_names_checkpoints_by_their_file_names():
+    spec = "particles:k=16,leaves=runs/a/u0.ckpt+/tmp/b/u1.ckpt,horizon=1,fallback=rollout"
+    assert short_label(spec) == "particles:k=16,leaves=u0.ckpt+u1.ckpt,horizon=1,fallback=rollout"
+    assert short_label("ismcts:sims=20") == "ismcts:sims=20"
