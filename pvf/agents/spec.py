@@ -56,9 +56,8 @@ from pvf.solvers.evaluators import (
     CFRTargetEvaluator,
     ConstantEvaluator,
     ExactEvaluator,
-    MeanEvaluator,
+    mean_of,
 )
-from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.registry import SOLVERS, get_solver
 from pvf.solvers.sparse_trunks import LeafFactory
 from pvf.valuefn.rollout_leaves import rollout_leaves
@@ -284,7 +283,7 @@ def make_planner(spec: AgentSpec, tree: PublicTree) -> Planner:
         networks = _networks(spec.leaves, tree.game_string, depth)
         depth = networks[0].meta.layout.depth if depth is None else depth
         features = build_feature_tables(tree)
-        evaluator = lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])  # noqa: E731
+        evaluator = lambda trunk: mean_of([n.evaluator(trunk, features) for n in networks])  # noqa: E731
     if depth is None:
         depth = _paper_depth(tree.game_string)
     return Planner(
@@ -366,7 +365,7 @@ def _nets_leaves(networks: list) -> LeafFactory:
 
     def leaves(setting):
         features = build_feature_tables(setting.tree)
-        return lambda trunk: _mean([n.evaluator(trunk, features) for n in networks])
+        return lambda trunk: mean_of([n.evaluator(trunk, features) for n in networks])
 
     return leaves
 
@@ -385,11 +384,6 @@ def _networks(leaves: str, game: str, depth: int | None) -> list:
         networks.append(load_value_function(path, game=game, depth=depth))
         depth = networks[0].meta.layout.depth if depth is None else depth
     return networks
-
-
-def _mean(evaluators: list[LeafEvaluator]) -> LeafEvaluator:
-    """One network's evaluator, or the mean of several (`MeanEvaluator`: the ensemble at the leaves)."""
-    return evaluators[0] if len(evaluators) == 1 else MeanEvaluator(evaluators)
 
 
 def _paper_depth(game: str) -> int:

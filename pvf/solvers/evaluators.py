@@ -10,7 +10,8 @@ per leaf public state, concatenated). Values are counterfactual values
   a value function has to beat.
 - `MeanEvaluator`: the mean of several evaluators' values (e.g. networks
   trained with different seeds: the trunk solve exploits each one's own
-  errors, and the mean has less of them where the errors are independent).
+  errors, and the mean has less of them where the errors are independent);
+  `mean_of` gives one evaluator itself and several their mean.
 - `ExactEvaluator`: the oracle. The leaf subgames are solved exactly at the
   queried beliefs, all at once:
     1. At construction, one sequence game is built over all leaf histories,
@@ -84,6 +85,11 @@ class MeanEvaluator:
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         values = [e(reach1, reach2) for e in self.evaluators]
         return np.mean([v[0] for v in values], axis=0), np.mean([v[1] for v in values], axis=0)
+
+
+def mean_of(evaluators: list[LeafEvaluator]) -> LeafEvaluator:
+    """One evaluator itself, or the mean of several (`MeanEvaluator`: an ensemble at the leaves)."""
+    return evaluators[0] if len(evaluators) == 1 else MeanEvaluator(evaluators)
 
 
 def _leaf_subgames(trunk: Trunk) -> LeafSubgames:

@@ -30,7 +30,7 @@ import torch
 
 from pvf.errors import PvfError, require_files
 from pvf.games.features import build_feature_tables
-from pvf.solvers.evaluators import MeanEvaluator
+from pvf.solvers.evaluators import mean_of
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.trunk_solver import Trunk
 from pvf.valuefn.network import Network, load_value_function
@@ -63,8 +63,7 @@ class NetworkLeaves:
         from the game root)."""
         nets = [_network(p, d) for p, d in zip(self.paths, self.digests)]  # checked before any work
         features = build_feature_tables(trunk.tree)
-        members = [net.evaluator(trunk, features) for net in nets]
-        return members[0] if len(members) == 1 else MeanEvaluator(members)
+        return mean_of([net.evaluator(trunk, features) for net in nets])
 
 
 def network_leaves(path: str | Path, game: str, depth: int, option: str = "--solve-network") -> NetworkLeaves:
