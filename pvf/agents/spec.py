@@ -301,19 +301,11 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     refused if positional: its slots need the public tree)."""
     depth = spec.depth
     game_root, move_leaves = False, {}
-    if spec.leaves == "oracle":
-        leaves = lambda setting: ExactEvaluator  # noqa: E731
-    elif spec.leaves == "zero":
-        leaves = lambda setting: lambda trunk: ConstantEvaluator(0.0)  # noqa: E731
-    elif spec.leaves == "rollout":
-        leaves = rollout_leaves(loaded)
+    if spec.leaves in PARTICLE_LEAVES:
+        leaves = _named_leaves(spec.leaves, loaded)
     elif spec.horizon is not None:
         move_leaves = _move_leaves(spec, loaded)
-        leaves = (  # the fallback (zero also where every move has nets: then never asked)
-            rollout_leaves(loaded)
-            if spec.fallback == "rollout"
-            else lambda setting: lambda trunk: ConstantEvaluator(0.0)
-        )
+        leaves = _named_leaves(spec.fallback or "zero", loaded)  # zero where every move has nets: never asked
     else:
         networks = _networks(spec.leaves, loaded.game_string, depth)
         _check_particle_nets(spec.leaves, networks)
@@ -338,6 +330,15 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         replan=spec.replan,
         solver=get_solver(spec.solver),
     )
+
+
+def _named_leaves(name: str, loaded: LoadedGame) -> LeafFactory:
+    """The particle agent's leaves of a name in `PARTICLE_LEAVES`: the exact oracle, zero or rollouts."""
+    if name == "oracle":
+        return lambda setting: ExactEvaluator
+    if name == "zero":
+        return lambda setting: lambda trunk: ConstantEvaluator(0.0)
+    return rollout_leaves(loaded)
 
 
 def _move_leaves(spec: ParticleAgentSpec, loaded: LoadedGame) -> dict[int, LeafFactory]:
