@@ -124,6 +124,7 @@ class DataLayout:
                 positional_inputs=int(ds.attrs.get("positional_infostates", 0)),
                 reach_feature=reach_feature and ds.has_cf_reach,
                 opponent_feature=opponent_feature and ds.has_cf_opponent,
+                # the JSON read here, not by SamplingConfig, whose module loads the solvers: reading stays light
                 p_solve=float(json.loads(str(ds.attrs["sampling"])).get("p_solve", 0.0)),
             )
 
