@@ -38,6 +38,11 @@ CASES = {
     ),
     "particle-trunks --seeds -1": ([*SWEEP[:-3], "--seeds", "-1", "--out", "o"], ["--seeds must be non-negative"]),
     "particle-trunks --rollouts 0": ([*SWEEP, "--rollouts", "0", "--out", "o"], ["positive number of bid orders"]),
+    "particle-trunks --rollout-greed alone": ([*SWEEP, "--rollout-greed", "1", "--out", "o"], ["add --rollouts"]),
+    "particle-trunks --rollout-greed -1": (
+        [*SWEEP, "--rollouts", "--rollout-greed", "-1", "--out", "o"],
+        ["--rollout-greed is a number >= 0"],
+    ),
     "particle-trunks --rollouts exact, 7 cards left": (
         [
             "experiment",

@@ -18,7 +18,7 @@ table 3) in imperfect-information Goofspiel:
   - action values: q[a] = the mean over the samples and the opponent's
     current bid b (uniform over the cards it has left: the blueprint) of
     uniform play's expected return after the round (a, b)
-    (`pvf.games.rollouts.uniform_play_values`: exact for few cards left,
+    (`pvf.games.rollouts.play_values`: exact for few cards left,
     else `draws` sampled continuations). The paper rolls out once per
     particle and action; this estimates the same q^π with less variance.
 No subgame is built or solved: a decision costs K·|A|² rollout values, and
@@ -43,7 +43,7 @@ from pvf.games.goofspiel_posterior import infostate_of, sample_hidden_bids
 from pvf.games.loading import LoadedGame
 from pvf.games.particle_tree import history_actions
 from pvf.games.public_tree import PublicTree
-from pvf.games.rollouts import uniform_play_values
+from pvf.games.rollouts import play_values
 
 EXACT_ROLLOUT_CARDS = 4  # with this many cards or fewer left after the round, rollouts are exact ((4!)² orders)
 
@@ -90,7 +90,7 @@ class MMDSearch:
         first, second = (mine, theirs) if player == 0 else (theirs, mine)
         paths = np.stack([first, second], axis=4).reshape(-1, 2 * (r + 1))  # [K·A·B, L]: bids interleaved by round
         exact = n - r - 1 <= EXACT_ROLLOUT_CARDS
-        values = uniform_play_values(self.rules, paths, None if exact else self.draws, None if exact else rng)
+        values = play_values(self.rules, paths, None if exact else self.draws, None if exact else rng)
         q = values.reshape(shape).mean(axis=(0, 2))
         return actions, q if player == 0 else -q
 

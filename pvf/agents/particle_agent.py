@@ -19,8 +19,8 @@ infostate I in the public state S at the start of move r:
      this is decision-time MMD search on the particle subgame, its magnet
      the uniform strategy) with the leaf evaluator at the depth limit (the exact
      oracle; a trained particle or attention network, in the game-root
-     convention it was trained in; the value of uniform random play from
-     each leaf history, `pvf.games.rollouts`; a constant). With a horizon
+     convention it was trained in; the value of random play from each
+     leaf history, uniform or greedier, `pvf.games.rollouts`; a constant). With a horizon
      the leaves of successive solves lie at successive moves, and a net
      values only the move it was trained at: each solve takes the nets of
      its leaves' move (`move_leaves`), else the fallback `leaves`.

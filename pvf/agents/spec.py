@@ -13,6 +13,7 @@
               | endgame (solves from this move on go to the end of the game)
               | iterations | min_live (default 1) | explore (default 0.01) | engine (auto, native, openspiel)
               | replan (horizon, the default, or every) | solver (cfr+, the default, or mmd: MMD on the subgame)
+              | greed (β ≥ 0 of rollout leaves' bidding policy, default 0: uniform; `pvf.games.rollouts`)
     MKEY   := k (belief samples per decision, default 10) | eta (step size, default 50) | alpha (the magnet's
               weight, default 0.01) | draws (sampled continuations per rollout value, default 64)
 
@@ -27,8 +28,8 @@ to the game's fig. 3 depth (Leduc 7, Goofspiel-5 2); other games need
 `depth=`. `particles:` is the agent on particle beliefs
 (`pvf.agents.particle_agent`: simultaneous-move games without chance, such
 as Goofspiel; no public tree needed), with the oracle, a constant,
-`rollout` (the value of uniform random play from each leaf history,
-`pvf.valuefn.rollout_leaves`) or a particle / attention network at its
+`rollout` (the value of random play from each leaf history, uniform or
+with `greed=β`, `pvf.valuefn.rollout_leaves`) or a particle / attention network at its
 leaves. A net values the PBSs of the move it was trained at only: with a
 depth, every net of `leaves=` must be of that move; with a horizon the
 solves' leaves lie at successive moves, and each solve takes the mean of
@@ -78,6 +79,7 @@ PARTICLE_KEYS = (
     "engine",
     "replan",
     "solver",
+    "greed",
 )
 MMDS_KEYS = ("k", "eta", "alpha", "draws")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
@@ -124,6 +126,7 @@ class ParticleAgentSpec:
     replan: str = "horizon"
     solver: str = "cfr+"
     fallback: str = ""
+    greed: float = 0.0
 
     @property
     def label(self) -> str:
@@ -136,6 +139,7 @@ class ParticleAgentSpec:
             f"particles:k={self.k},leaves={self.leaves}{depth},iterations={self.iterations},"
             f"min_live={self.min_live},explore={self.explore:g},engine={self.engine},replan={self.replan}"
             + ("" if self.solver == "cfr+" else f",solver={self.solver}")
+            + ("" if not self.greed else f",greed={self.greed:g}")
         )
 
 
@@ -206,12 +210,18 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
         values["explore"] = _number(text, "explore", fields["explore"])
         if not 0.0 <= values["explore"] <= 1.0:
             raise PvfError(f"agent {text!r}: explore is a probability in [0, 1]")
+    if "greed" in fields:
+        values["greed"] = _number(text, "greed", fields["greed"])
+        if not values["greed"] >= 0.0:
+            raise PvfError(f"agent {text!r}: greed is a number β ≥ 0 (0: uniform rollouts)")
     for key, allowed in (("engine", ENGINES), ("replan", REPLANS), ("solver", tuple(SOLVERS)), ("fallback", FALLBACKS)):
         if key in fields:
             if fields[key] not in allowed:
                 raise PvfError(f"agent {text!r}: {key} takes one of {', '.join(allowed)}, got {fields[key]!r}")
             values[key] = fields[key]
     spec = ParticleAgentSpec(**values)
+    if spec.greed and "rollout" not in (spec.leaves, spec.fallback):
+        raise PvfError(f"agent {text!r}: greed sets the rollout policy; it needs leaves=rollout or fallback=rollout")
     if spec.fallback and (spec.horizon is None or not spec.leaves.endswith(".ckpt")):
         raise PvfError(
             f"agent {text!r}: fallback sets the leaves where no net applies; it needs .ckpt leaves and horizon"
@@ -302,10 +312,12 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     depth = spec.depth
     game_root, move_leaves = False, {}
     if spec.leaves in PARTICLE_LEAVES:
-        leaves = _named_leaves(spec.leaves, loaded)
+        leaves = _named_leaves(spec.leaves, loaded, spec.greed)
     elif spec.horizon is not None:
         move_leaves = _move_leaves(spec, loaded)
-        leaves = _named_leaves(spec.fallback or "zero", loaded)  # zero where every move has nets: never asked
+        leaves = _named_leaves(
+            spec.fallback or "zero", loaded, spec.greed
+        )  # zero where every move has nets: never asked
     else:
         networks = _networks(spec.leaves, loaded.game_string, depth)
         _check_particle_nets(spec.leaves, networks)
@@ -332,13 +344,14 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
     )
 
 
-def _named_leaves(name: str, loaded: LoadedGame) -> LeafFactory:
-    """The particle agent's leaves of a name in `PARTICLE_LEAVES`: the exact oracle, zero or rollouts."""
+def _named_leaves(name: str, loaded: LoadedGame, greed: float) -> LeafFactory:
+    """The particle agent's leaves of a name in `PARTICLE_LEAVES`: the exact oracle, zero or rollouts (their
+    policy's `greed`)."""
     if name == "oracle":
         return lambda setting: ExactEvaluator
     if name == "zero":
         return lambda setting: lambda trunk: ConstantEvaluator(0.0)
-    return rollout_leaves(loaded)
+    return rollout_leaves(loaded, greed=greed)
 
 
 def _move_leaves(spec: ParticleAgentSpec, loaded: LoadedGame) -> dict[int, LeafFactory]:

@@ -161,6 +161,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "agent's leaves=rollout, the row 'rollout'; the row 'rollout DRAWS' otherwise) or 'exact' (every order; at "
         "most 6 cards left)",
     )
+    part.add_argument(
+        "--rollout-greed",
+        type=float,
+        default=0.0,
+        metavar="BETA",
+        help="with --rollouts: the rollout policy bids card c with probability proportional to exp(BETA*c) (points "
+        "descending; exp(-BETA*c) ascending) instead of uniformly (0, the default; pvf.games.rollouts); the row's "
+        "name ends in 'greed BETA'",
+    )
     part.add_argument("--iterations", type=int, default=100, help="CFR+ iterations in the trunk (default 100)")
     part.add_argument(
         "--engine",
@@ -401,10 +410,16 @@ def run_particle_trunks(args: argparse.Namespace) -> int:
     out = check_future_dir(args.out, "--out")  # checked now, made only once the sweep succeeded
     loaded = load_game(args.game)
     rollouts = None
+    if args.rollout_greed and args.rollouts is None:
+        raise PvfError("--rollout-greed sets the policy of the rollouts row; add --rollouts")
+    if not args.rollout_greed >= 0.0:
+        raise PvfError(f"--rollout-greed is a number >= 0 (0: uniform rollouts), got {args.rollout_greed}")
     if args.rollouts is not None:
         draws_per_history = ROLLOUT_DRAWS if args.rollouts == "agent" else rollout_draws(args.rollouts)
         name = "rollout" if draws_per_history == ROLLOUT_DRAWS else f"rollout {args.rollouts}"
-        rollouts = (name, SweepEvaluator(rollout_leaves(loaded, draws_per_history, args.depth), game_root=False))
+        name += f" greed {args.rollout_greed:g}" if args.rollout_greed else ""
+        leaves = rollout_leaves(loaded, draws_per_history, args.depth, args.rollout_greed)
+        rollouts = (name, SweepEvaluator(leaves, game_root=False))
     check_trunk(loaded, args.root_move, args.depth)
     evaluators = {} if args.no_oracle else {"oracle": ORACLE}
     if args.target_network is not None and args.targets is None:

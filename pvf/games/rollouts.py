@@ -1,16 +1,21 @@
-"""The value of uniform random play from given histories: a leaf evaluator that needs no training.
+"""The value of random play from given histories: a leaf evaluator that needs no training.
 
-Below a depth limit both players bid uniformly at random until the end of
-the game. In Goofspiel a uniformly random play of the m cards left in a
-hand is a uniformly random permutation of them over the m rounds left, the
-two players' independent, so player 1's expected return from a history at
-a round's start is E[u₁] over pairs of permutations:
-  - `draws=None`: exactly, over all (m!)² pairs (small m only: tests and
-    small games);
+Below a depth limit both players play at random until the end of the game,
+each round bidding card c of its hand with probability ∝ exp(β·c) when
+points descend (exp(−β·c) when they ascend): β = `greed` = 0 is uniform
+play; a larger β bids the cards that fit the prizes left, high cards on
+high prizes, first (a random policy nearer to how players play). Drawn
+round by round this is a Plackett–Luce order of the hand, so each
+player's bids over the m rounds left are a random permutation of its m
+cards, the two players' independent, and player 1's expected return from
+a history at a round's start is E[u₁] over pairs of such permutations:
+  - `draws=None`: exactly, over all (m!)² pairs, each weighted by its
+    probability (small m only: tests and small games);
   - `draws=R`: the mean over R pairs drawn from `rng` (standard error at
     most 1/√R for win-loss returns), all at once as arrays `[U, R, m]`;
-    each order is drawn among `PERMUTATIONS` uniform orders drawn first
-    (a gather instead of a sort per draw).
+    uniform orders are drawn among `PERMUTATIONS` uniform orders drawn
+    first (a gather instead of a sort per draw), greedy ones by sorting
+    β·c plus Gumbel noise (the Gumbel-max form of Plackett–Luce).
 The value depends on the history only through the two hands left and the
 point difference so far, so each distinct (hands, difference) is valued
 once (at two moves below Goofspiel-13's root, 24,336 histories share 6,084
@@ -49,14 +54,19 @@ def history_paths(tree: PublicTree, histories: np.ndarray) -> np.ndarray:
     return paths
 
 
-def uniform_play_values(
-    rules: GoofspielRules, paths: np.ndarray, draws: int | None, rng: np.random.Generator | None = None
+def play_values(
+    rules: GoofspielRules,
+    paths: np.ndarray,
+    draws: int | None,
+    rng: np.random.Generator | None = None,
+    greed: float = 0.0,
 ) -> np.ndarray:
-    """[H] player 1's expected return (zero-sum: (r₁ − r₂)/2) of uniform random play from each path [H, L].
+    """[H] player 1's expected return (zero-sum: (r₁ − r₂)/2) of random play from each path [H, L].
 
     paths: turn-based action paths, all at one round's start (L even, at most 2·rounds: at 2·rounds, the
     terminal histories, the value is the return after the forced last round).
     draws: bid orders drawn per history, or None for the exact expectation (at most `EXACT_CARDS` cards left).
+    greed: β ≥ 0 of the bidding policy (module docstring); 0, uniform play.
     """
     paths = np.asarray(paths, dtype=np.int64).reshape(len(paths), -1)
     length = paths.shape[1]
@@ -66,6 +76,8 @@ def uniform_play_values(
     m = n - done
     if draws is None and m > EXACT_CARDS:
         raise PvfError(f"exact uniform-play values enumerate ({m}!)² bid orders; give a number of draws instead")
+    if not greed >= 0.0:
+        raise PvfError(f"the rollout policy's greed is a number β ≥ 0, got {greed}")
     if draws is not None and (draws < 1 or rng is None):
         raise PvfError("sampled uniform-play values need at least one draw and a generator")
     if paths.size and (paths.min() < 0 or paths.max() >= n):
@@ -89,10 +101,19 @@ def uniform_play_values(
         np.broadcast_to(cards, (len(codes), n))[(mask[:, None] >> cards & 1) == 0].reshape(len(codes), m)
         for mask in (pair >> n, pair & ((1 << n) - 1))
     ]  # [U, m] each player's cards left, ascending
+    tilt = greed if rules.order == "descending" else -greed  # each card's log-weight per face value
+    weights = None  # [U, m!²] the probability of each pair of orders (exact values with greed only)
     if draws is None:
         orders = np.array(list(itertools.permutations(range(m))), dtype=np.int64)  # [m!, m]
         first = np.repeat(orders, len(orders), axis=0)[None]  # [1, m!², m]
         second = np.tile(orders, (len(orders), 1))[None]
+        if greed:
+            p = [_order_probabilities(tilt * hand, orders) for hand in hands]  # [U, m!] each
+            weights = (p[0][:, :, None] * p[1][:, None, :]).reshape(len(codes), -1)
+    elif greed:
+        first, second = (
+            np.argsort(-(tilt * hand[:, None, :] + rng.gumbel(size=(len(codes), draws, m))), axis=2) for hand in hands
+        )  # [U, R, m] Plackett–Luce orders: the largest perturbed score first
     else:
         table = np.argsort(rng.random((PERMUTATIONS, m)), axis=1)  # bid orders drawn from
         first = table[rng.integers(PERMUTATIONS, size=(len(codes), draws))]  # [U, R, m]
@@ -105,4 +126,12 @@ def uniform_play_values(
         r0 = np.sign(difference).astype(np.float64)
     else:
         r0 = difference.astype(np.float64) / 2.0  # r₀ = p₀ − (p₀ + p₁)/2
-    return r0.mean(axis=1)[inverse.reshape(-1)]
+    values = r0.mean(axis=1) if weights is None else (r0 * weights).sum(axis=1)
+    return values[inverse.reshape(-1)]
+
+
+def _order_probabilities(scores: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """[U, P] the Plackett–Luce probability of each order [P, m] of a hand whose cards have log-weights [U, m]."""
+    ordered = scores[:, orders]  # [U, P, m] the log-weights in bid order
+    remaining = np.logaddexp.accumulate(ordered[:, :, ::-1], axis=2)[:, :, ::-1]  # log Σ of the cards not yet bid
+    return np.exp((ordered - remaining).sum(axis=2))

@@ -1,7 +1,8 @@
-"""Rollout leaves: a value function that needs no training, the value of uniform random play from each leaf.
+"""Rollout leaves: a value function that needs no training, the value of random play from each leaf.
 
 A sparse trunk's leaf histories are valued by `pvf.games.rollouts` (both
-players bid uniformly at random to the end of the game; `ROLLOUT_DRAWS`
+players bid at random to the end of the game, uniformly or, with a greed
+β > 0, high cards on high prizes more often; `ROLLOUT_DRAWS`
 pairs of bid orders per distinct hands-and-score, drawn from a generator
 seeded by nothing but the trunk, so the same subgame gets the same values),
 and `HistoryValueEvaluator` turns them into counterfactual values at the
@@ -20,7 +21,7 @@ import numpy as np
 from pvf.errors import PvfError
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import LoadedGame
-from pvf.games.rollouts import EXACT_CARDS, history_paths, uniform_play_values
+from pvf.games.rollouts import EXACT_CARDS, history_paths, play_values
 from pvf.solvers.evaluators import HistoryValueEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import LeafFactory, SparseSetting
@@ -38,10 +39,12 @@ def rollout_draws(text: str) -> int | None:
     return int(text)
 
 
-def rollout_leaves(loaded: LoadedGame, draws: int | None = ROLLOUT_DRAWS, depth: int | None = None) -> LeafFactory:
-    """Leaves valued by `draws` uniform random plays from each leaf history (None: the exact expectation, at most
-    `EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given); Goofspiel (points
-    descending or ascending) only, else a PvfError."""
+def rollout_leaves(
+    loaded: LoadedGame, draws: int | None = ROLLOUT_DRAWS, depth: int | None = None, greed: float = 0.0
+) -> LeafFactory:
+    """Leaves valued by `draws` random plays from each leaf history (None: the exact expectation, at most
+    `EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given), uniform or with the
+    policy's `greed` β (`pvf.games.rollouts`); Goofspiel (points descending or ascending) only, else a PvfError."""
     rules = rules_of(loaded)
     if rules is None:
         raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
@@ -54,7 +57,7 @@ def rollout_leaves(loaded: LoadedGame, draws: int | None = ROLLOUT_DRAWS, depth:
     def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
         def evaluator(trunk: Trunk) -> LeafEvaluator:
             paths = history_paths(setting.tree, trunk.leaf_histories())
-            return HistoryValueEvaluator(trunk, uniform_play_values(rules, paths, draws, np.random.default_rng(0)))
+            return HistoryValueEvaluator(trunk, play_values(rules, paths, draws, np.random.default_rng(0), greed))
 
         return evaluator
 

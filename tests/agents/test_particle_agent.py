@@ -71,6 +71,8 @@ def test_particle_specs_and_their_refusals():
         k=4, depth=1, min_live=0, explore=0.0, engine="native", replan="every"
     )
     assert parse_agent("particles:leaves=rollout,horizon=2") == ParticleAgentSpec(leaves="rollout", horizon=2)
+    greedy = parse_agent("particles:leaves=rollout,horizon=1,greed=0.25")
+    assert greedy.greed == 0.25 and greedy.label.endswith(",greed=0.25") and parse_agent(greedy.label) == greedy
     mmd = parse_agent("particles:leaves=zero,horizon=1,solver=mmd")
     assert mmd.solver == "mmd" and mmd.label.endswith(",solver=mmd")
     assert make_particle_planner(mmd, cached_tree(GOOF4).loaded).solver.func.__name__ == "mmd"
@@ -84,6 +86,8 @@ def test_particle_specs_and_their_refusals():
         ("particles:engine=fast", "engine takes one of"),
         ("particles:solver=lp", "solver takes one of"),
         ("particles:gadget=on", "is not KEY=VALUE"),
+        ("particles:leaves=rollout,greed=-1", "greed is a number"),
+        ("particles:leaves=zero,horizon=1,greed=1", "needs leaves=rollout or fallback=rollout"),
     ]:
         with pytest.raises(PvfError, match=message):
             parse_agent(bad)

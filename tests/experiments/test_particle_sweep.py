@@ -209,19 +209,20 @@ def test_command_names_the_oversized_draw_in_one_line(tmp_path, capsys):
 
 
 def test_rollout_leaves_at_the_last_round_are_the_oracle(tmp_path, capsys):
-    """`--rollouts` at leaves one card from the end: uniform play is forced there, so every sampled rollout is the
-    leaf history's exact value and the row equals the exact oracle's."""
+    """`--rollouts` at leaves one card from the end: play is forced there (uniform or greedy), so every sampled
+    rollout is the leaf history's exact value and the row equals the exact oracle's."""
     import json
 
     args = ["experiment", "particle-trunks", "--game", "goofspiel5", "--root-move", "3", "--depth", "4"]
     by = {}
-    for rollouts, out in ((["--rollouts"], "sampled"), (["--rollouts", "exact"], "exact")):
+    greedy = ["--rollouts", "--rollout-greed", "2"]
+    for rollouts, out in ((["--rollouts"], "sampled"), (["--rollouts", "exact"], "exact"), (greedy, "greedy")):
         rc = main([*args, "--draws", "1,4", "--seeds", "0,1", *rollouts, "--json", "--out", str(tmp_path / out)])
         assert rc == 0
         points = json.loads(capsys.readouterr().out)["points"]
         by.update({(p["evaluator"], p["draws"]): p["exploitability_mean"] for p in points})
-    assert {e for e, _ in by} == {"uniform", "oracle", "rollout", "rollout exact"}
+    assert {e for e, _ in by} == {"uniform", "oracle", "rollout", "rollout exact", "rollout greed 2"}
     for k in (1, 4):
-        assert abs(by[("rollout", k)] - by[("oracle", k)]) < 1e-9
-        assert abs(by[("rollout exact", k)] - by[("oracle", k)]) < 1e-9
+        for row in ("rollout", "rollout exact", "rollout greed 2"):  # any policy is forced in the last round
+            assert abs(by[(row, k)] - by[("oracle", k)]) < 1e-9
     assert max(by[("uniform", k)] for k in (1, 4)) > by[("oracle", 4)] + 0.01

@@ -8,7 +8,7 @@ import pytest
 
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import load_game
-from pvf.games.rollouts import history_paths, uniform_play_values
+from pvf.games.rollouts import history_paths, play_values
 from pvf.solvers.evaluators import HistoryValueEvaluator
 from pvf.solvers.interface import LeafQueries, profile_root_values
 from pvf.solvers.sequence_ops import uniform_strategy
@@ -24,6 +24,17 @@ def openspiel_uniform_value(state: pyspiel.State) -> float:
         return state.returns()[0]
     actions = state.legal_actions()
     return sum(openspiel_uniform_value(state.child(a)) for a in actions) / len(actions)
+
+
+def openspiel_greedy_value(state: pyspiel.State, tilt: float) -> float:
+    """Player 1's expected return from `state` when each player bids card a with probability ∝ exp(tilt·a) among
+    its legal bids, round by round (the definition, by OpenSpiel's rules)."""
+    if state.is_terminal():
+        return state.returns()[0]
+    actions = state.legal_actions()  # bids are the cards: action a bids card a
+    weights = np.exp(tilt * np.array(actions, dtype=float))
+    values = [openspiel_greedy_value(state.child(a), tilt) for a in actions]
+    return float(weights @ values / weights.sum())
 
 
 def state_after(game: pyspiel.Game, path: list[int]) -> pyspiel.State:
@@ -50,20 +61,38 @@ def test_exact_values_are_openspiels_expected_returns(game_string):
     game = loaded.sequential
     for rounds in (0, 1, 2, 3):
         paths = paths_at_round_starts(game, rounds)
-        ours = uniform_play_values(rules, np.array(paths).reshape(len(paths), -1), None)
+        ours = play_values(rules, np.array(paths).reshape(len(paths), -1), None)
         theirs = [openspiel_uniform_value(state_after(game, p)) for p in paths]
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
 
 
-def test_sampled_values_converge_to_the_exact_ones():
+@pytest.mark.parametrize("game_string", [GOOF4, DIFFERENCE])
+def test_greedy_exact_values_are_the_softmax_policys_expected_returns(game_string):
+    """With greed β each round's bid is a softmax over the cards in hand (exp(β·c) descending, exp(−β·c)
+    ascending): the Plackett–Luce weights of whole bid orders give OpenSpiel's expectation under that policy."""
+    loaded = load_game(game_string)
+    rules = rules_of(loaded)
+    tilt = 1.3 if rules.order == "descending" else -1.3
+    game = loaded.sequential
+    for rounds in (0, 1, 2):
+        paths = paths_at_round_starts(game, rounds)
+        ours = play_values(rules, np.array(paths).reshape(len(paths), -1), None, greed=1.3)
+        theirs = [openspiel_greedy_value(state_after(game, p), tilt) for p in paths]
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+        uniform = play_values(rules, np.array(paths).reshape(len(paths), -1), None)
+        assert rounds == 0 or np.abs(ours - uniform).max() > 0.05  # at the root both hands are alike: value 0
+
+
+@pytest.mark.parametrize("greed", [0.0, 1.3])
+def test_sampled_values_converge_to_the_exact_ones(greed):
     loaded = load_game(GOOF4)
     rules = rules_of(loaded)
     paths = np.array(paths_at_round_starts(loaded.sequential, 1))
-    exact = uniform_play_values(rules, paths, None)
+    exact = play_values(rules, paths, None, greed=greed)
     draws = 4000
-    sampled = uniform_play_values(rules, paths, draws, np.random.default_rng(0))
+    sampled = play_values(rules, paths, draws, np.random.default_rng(0), greed)
     assert np.abs(sampled - exact).max() < 4.5 / np.sqrt(draws)  # win-loss returns: standard error ≤ 1/√R
-    again = uniform_play_values(rules, paths, draws, np.random.default_rng(0))
+    again = play_values(rules, paths, draws, np.random.default_rng(0), greed)
     np.testing.assert_array_equal(sampled, again)
 
 
@@ -76,7 +105,7 @@ def test_a_trunk_with_uniform_play_leaves_values_uniform_play_as_openspiel(goof4
     R = [len(goof4.public_state_infostates[n][public_state]) for n in (0, 1)]
     trunk = build_trunk(goof4, 2, root_public_state=public_state, root_beliefs=(np.ones(R[0]), np.ones(R[1])))
     leaves = trunk.leaf_histories()
-    values = uniform_play_values(rules_of(goof4.loaded), history_paths(goof4, leaves), None)
+    values = play_values(rules_of(goof4.loaded), history_paths(goof4, leaves), None)
     evaluator = HistoryValueEvaluator(trunk, values)
     strategies = [uniform_strategy(p, 1) for p in trunk.game.players]
     beliefs = (trunk.root_beliefs[0][:, None], trunk.root_beliefs[1][:, None])
