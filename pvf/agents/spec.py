@@ -315,9 +315,8 @@ def make_particle_planner(spec: ParticleAgentSpec, loaded: LoadedGame) -> Partic
         leaves = _named_leaves(spec.leaves, loaded, spec.greed)
     elif spec.horizon is not None:
         move_leaves = _move_leaves(spec, loaded)
-        leaves = _named_leaves(
-            spec.fallback or "zero", loaded, spec.greed
-        )  # zero where every move has nets: never asked
+        # zero where every move has nets: never asked
+        leaves = _named_leaves(spec.fallback or "zero", loaded, spec.greed)
     else:
         networks = _networks(spec.leaves, loaded.game_string, depth)
         _check_particle_nets(spec.leaves, networks)

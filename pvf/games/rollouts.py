@@ -71,15 +71,15 @@ def play_values(
     paths = np.asarray(paths, dtype=np.int64).reshape(len(paths), -1)
     length = paths.shape[1]
     if length % 2 or length > 2 * rules.rounds:
-        raise PvfError(f"uniform-play values start at a round's start, not after {length} actions")
+        raise PvfError(f"rollout values start at a round's start, not after {length} actions")
     n, done = rules.num_cards, length // 2
     m = n - done
     if draws is None and m > EXACT_CARDS:
-        raise PvfError(f"exact uniform-play values enumerate ({m}!)² bid orders; give a number of draws instead")
+        raise PvfError(f"exact rollout values enumerate ({m}!)² bid orders; give a number of draws instead")
     if not greed >= 0.0:
         raise PvfError(f"the rollout policy's greed is a number β ≥ 0, got {greed}")
     if draws is not None and (draws < 1 or rng is None):
-        raise PvfError("sampled uniform-play values need at least one draw and a generator")
+        raise PvfError("sampled rollout values need at least one draw and a generator")
     if paths.size and (paths.min() < 0 or paths.max() >= n):
         raise PvfError(f"a path bids a card outside 0..{n - 1}: it is not a history of the game")
     # What the value depends on: the hands left and the point difference so far; each distinct one valued once.
