@@ -116,6 +116,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "or, replaying it, the first where the trunk matters (undecided: the particle-trunk sweep's roots)",
     )
     p.add_argument(
+        "--rollout-input",
+        type=float,
+        default=None,
+        metavar="BETA",
+        help="with --particles and --rows children (Goofspiel, at most 6 cards left at --depth): add each row's "
+        "exact value of random play to the end, each round bidding card c with probability ∝ exp(BETA·c) (0: "
+        "uniform), as the column /infostates/cf_rollout that particle nets take as an input",
+    )
+    p.add_argument(
         "--p-keep",
         type=float,
         default=None,
@@ -195,10 +204,15 @@ def run(args: argparse.Namespace) -> int:
         ("--target-network", args.target_network),
         ("--solve-group", args.solve_group),
         ("--public-states", args.public_states),
+        ("--rollout-input", args.rollout_input),
     )
     for name, value in children_only:
         if value is not None and (not particles or args.rows != "children"):
             raise PvfError(f"{name} applies to particle children rows; add --particles K --rows children")
+    if args.rollout_input is not None:
+        from pvf.games.rollouts import rollout_rules
+
+        rollout_rules(load_game(args.game), args.depth, "--rollout-input values")
     resolve_max_histories(args, DEFAULT_MAX_SUBGAME_HISTORIES if particles else DEFAULT_MAX_HISTORIES)
     networks = NO_NETWORKS
     if args.solve_network is not None or args.target_network is not None:  # torch only where a net is asked for
@@ -220,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
                 target_network="" if networks.targets is None else networks.targets.digest,
                 **({} if args.solve_group is None else {"solve_group": args.solve_group}),
                 **({} if args.public_states is None else {"public_states": args.public_states}),
+                rollout_input=args.rollout_input,
             )
         }
         if particles

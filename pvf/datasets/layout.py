@@ -49,6 +49,9 @@ class DataLayout:
         (`CounterfactualReach.opponent_features`; the file's
         `/infostates/cf_opponent`, at a trunk's leaves computed as the reach
         is) as Fq more input features.
+    rollout_input: particle nets take each infostate's mean value of greed-β random play from its histories
+        (β = rollout_input; the file's `/infostates/cf_rollout` divided by its reach, at a trunk's leaves
+        computed from the leaf histories, `pvf.games.rollouts`) as one more input; None: no such input.
     p_solve: the share of the data's trunks moved towards a trunk solve's
         queries (`pvf generate --p-solve`). Provenance, as `target` is: no
         input depends on it; figures label a net's leaves by it.
@@ -66,6 +69,7 @@ class DataLayout:
     reach_feature: bool = False
     opponent_feature: bool = False
     p_solve: float = 0.0
+    rollout_input: float | None = None
 
     @property
     def num_slots(self) -> int:
@@ -91,6 +95,8 @@ class DataLayout:
         fields["reach_feature"] = bool(data.get("reach_feature", False))
         fields["opponent_feature"] = bool(data.get("opponent_feature", False))
         fields["p_solve"] = float(data.get("p_solve", 0.0))  # checkpoints written before it: unknown, read as 0
+        beta = data.get("rollout_input")
+        fields["rollout_input"] = None if beta is None else float(beta)
         return cls(**fields)
 
     @classmethod
@@ -101,12 +107,14 @@ class DataLayout:
         normalize: bool = True,
         reach_feature: bool = True,
         opponent_feature: bool = True,
+        rollout_feature: bool = True,
     ) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns).
 
         target: "average", "current" or "best_response"; None: what the file's target column holds.
         reach_feature: use the file's counterfactual reach column as an input where it has one.
         opponent_feature: use the file's mean opponent features as inputs where it has them.
+        rollout_feature: use the file's rollout values (`--rollout-input`) as an input where it has them.
         """
         with PBSDataset(path) as ds:
             target = str(ds.attrs["target"]) if target is None else target
@@ -126,6 +134,7 @@ class DataLayout:
                 opponent_feature=opponent_feature and ds.has_cf_opponent,
                 # the JSON read here, not by SamplingConfig, whose module loads the solvers: reading stays light
                 p_solve=float(json.loads(str(ds.attrs["sampling"])).get("p_solve", 0.0)),
+                rollout_input=float(ds.attrs["rollout_input"]) if rollout_feature and ds.has_cf_rollout else None,
             )
 
 

@@ -32,7 +32,12 @@ strategy in place of the iterate:
      its root values back (`PosedRows.solved`).
   4. `cf_reach` is each row's counterfactual reach in that PBS; `mass`
      is the importance-weighted estimate of each infostate's reach, Σ over
-     drawn particles k and their continuations c into it of w_k·p(c).
+     drawn particles k and their continuations c into it of w_k·p(c);
+     with `rollout_input` (`pvf generate --rollout-input β`) `cf_rollout`
+     is the row's value in that PBS if both players played at random to
+     the end (greed β, exact: `pvf.games.rollouts`), in the targets'
+     convention (Σ over its histories of π_c·b_{−n}·u_n; what rollout
+     leaves give the row; `pvf.datasets.particle_tasks` computes it).
 Bootstrapped targets (`bootstrap=True`, `pvf generate --target-network`,
 ReBeL's recursion): step 3's PBS is built to move `depth` + 1 only, and a
 value net for that move values the PBSs at its leaves in every CFR+
@@ -80,6 +85,7 @@ class SolvedRows:
     infostates: per player [J_n] tree infostates of the rows (player 1's, then player 2's).
     belief, target, target_current, mass: per player [J_n].
     reach: the PBS's `CounterfactualReach` over the rows' columns (the rows' reach and mean opponent features).
+    histories: [H] the tree histories `reach` weighs, in its order (the PBS's roots).
     target_best_response: per player [J_n] best-response targets (`pvf.solvers.guarded_values`), or None
         where not asked for.
     """
@@ -92,6 +98,7 @@ class SolvedRows:
     target_current: tuple[np.ndarray, np.ndarray]
     mass: tuple[np.ndarray, np.ndarray]
     reach: CounterfactualReach
+    histories: np.ndarray
     target_best_response: tuple[np.ndarray, np.ndarray] | None = None
 
     def of(self, target: str) -> tuple[np.ndarray, np.ndarray]:
@@ -213,6 +220,7 @@ def pose_children(
             target_current=(current[0][0], current[1][0]),
             mass=(mass[0], mass[1]),
             reach=leaves.reach,
+            histories=leaves.root_histories,
             target_best_response=None if responses is None else tuple(v[0] for v in leaves.scatter(*responses)),
         )
 

@@ -48,7 +48,11 @@ the history cap, the subgame, the rows):
      (`pvf.solvers.counterfactual_reach`: Σ over its root histories of
      π_c·σ_{−n}), which bounds its target (|target| ≤ cf_reach·max|u|);
      `cf_opponent` the mean of the opponent's private features over the
-     same histories and weights (`CounterfactualReach.opponent_features`).
+     same histories and weights (`CounterfactualReach.opponent_features`);
+     with `rollout_input` = β (children rows), `cf_rollout` the exact
+     value of greed-β random play from the same histories, weighted the
+     same way (`CounterfactualReach.history_means` times cf_reach: the
+     targets' convention, so Σ belief·cf_rollout is 0 too).
   4. Features are the OpenSpiel observers' (as `build_feature_tables`) for
      the sample's public state and its rows' infostates only.
 The samples of a task share one CFR+ call: their subgames (in separate
@@ -65,7 +69,8 @@ leaves are its own net queries.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -77,10 +82,13 @@ from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.games.engine import ParticleEngine, particle_engine
 from pvf.games.features import checked_game
+from pvf.games.goofspiel_kernel import GoofspielRules
 from pvf.games.history_sampling import ParticleSample
 from pvf.games.induced_pbs import induced_roots
+from pvf.games.loading import load_game
 from pvf.games.particle_tree import find_histories
 from pvf.games.public_tree import PublicTree
+from pvf.games.rollouts import history_paths, play_values, rollout_rules
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
@@ -102,6 +110,7 @@ class ParticleShard(SampleColumns):
     player: [m] int8; slot: [m] int32 position within the player's block of the sample.
     belief, target, target_current, mass, cf_reach: [m] float64; cf_opponent: [m, Fq] float32.
     particles: [n] distinct particles; dead: [n] draws with weight 0; histories: [n] subgame size.
+    cf_rollout: [m] float64 with the spec's `rollout_input`, else [0] (shards written before it lack it).
     """
 
     trunk: np.ndarray
@@ -119,6 +128,7 @@ class ParticleShard(SampleColumns):
     particles: np.ndarray
     dead: np.ndarray
     histories: np.ndarray
+    cf_rollout: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def solve_sample(
@@ -225,6 +235,13 @@ def _sample(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample, 
     b = [solved.belief[n][None] for n in (0, 1)]
     cf_reach = solved.reach(*b)
     cf_opponent = solved.reach.opponent_features(*b, *private)
+    beta = spec.particles.rollout_input
+    cf_rollout = np.zeros(0)
+    if beta is not None:
+        rules = _rules(spec.game, spec.depth)
+        values = play_values(rules, history_paths(solved.tree, solved.histories), None, greed=beta)
+        means = solved.reach.history_means(*b, values)
+        cf_rollout = np.concatenate([cf_reach[n][0] * means[n][0] for n in (0, 1)])
     return {
         "player": np.concatenate([np.full(len(solved.belief[n]), n, dtype=np.int8) for n in (0, 1)]),
         "belief": np.concatenate(solved.belief),
@@ -233,11 +250,18 @@ def _sample(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample, 
         "mass": np.concatenate(solved.mass),
         "cf_reach": np.concatenate([cf_reach[0][0], cf_reach[1][0]]),
         "cf_opponent": np.concatenate([cf_opponent[0][0], cf_opponent[1][0]]),
+        "cf_rollout": cf_rollout,
         "private": np.concatenate(private),
         "slot": np.concatenate([np.arange(len(i), dtype=np.int32) for i in solved.infostates]),
         "public": public,
         "stats": (len(sample.particles), sample.dead, solved.tree.num_histories),
     }
+
+
+@lru_cache(maxsize=4)
+def _rules(game: str, depth: int) -> GoofspielRules:
+    """The rules rollout values need, once per process (`pvf.games.rollouts.rollout_rules`)."""
+    return rollout_rules(load_game(game), depth, "--rollout-input values")
 
 
 def _pose_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample) -> PosedRows:
@@ -268,6 +292,7 @@ def _pose_particle_rows(spec: GenerationSpec, game: ParticleEngine, sample: Part
             values(current),
             tuple(mass),
             reach,
+            roots,
             None if responses is None else values(responses),
         )
 
@@ -323,4 +348,5 @@ def run_particle_task(
         particles=np.array([s["stats"][0] for s in samples], dtype=np.int64),
         dead=np.array([s["stats"][1] for s in samples], dtype=np.int64),
         histories=np.array([s["stats"][2] for s in samples], dtype=np.int64),
+        cf_rollout=cat("cf_rollout"),
     )

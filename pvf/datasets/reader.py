@@ -42,6 +42,7 @@ _CHECKED_FINITE = (
     *schema.FEATURES_PRIVATE,
     schema.PARTICLE_DATASETS["cf_reach"][0],
     schema.PARTICLE_DATASETS["cf_opponent"][0],
+    schema.PARTICLE_DATASETS["cf_rollout"][0],
 )
 
 
@@ -59,7 +60,8 @@ class PBSDataset:
     leaf_public_states: [L] int64.
     trunk, public_state: [N] int64; offset: [N + 1] int64.
     player: [M] int8; index: [M] int64; slot: [M] int32.
-    belief, target, target_current: [M] float64; cf_reach: [M] float64 or None; cf_opponent: [M, Fq] float32 or None.
+    belief, target, target_current: [M] float64; cf_reach: [M] float64 or None; cf_opponent: [M, Fq] float32 or None;
+    cf_rollout: [M] float64 or None.
     public_features: [P, Fp] float32; private_features: per player [I_n, Fq] float32.
     """
 
@@ -162,12 +164,14 @@ class PBSDataset:
         for path, _ in schema.ROW_DATASETS.values():
             if f[path].shape[0] != M:
                 raise PvfError(f"{self.path}: /{path} has {f[path].shape[0]} entries, expected {M}")
-        optional = {"cf_reach": (M,), "cf_opponent": (M, self.private_dim)}
+        optional = {"cf_reach": (M,), "cf_opponent": (M, self.private_dim), "cf_rollout": (M,)}
         for name, shape in optional.items():
             path = schema.PARTICLE_DATASETS[name][0]
             if path in f and (not isinstance(f[path], h5py.Dataset) or f[path].shape != shape):
                 what = "one value" if len(shape) == 1 else f"{shape[1]} values"
                 raise PvfError(f"{self.path}: /{path} is not {what} per row; the file is corrupted")
+        if (schema.PARTICLE_DATASETS["cf_rollout"][0] in f) != ("rollout_input" in f.attrs):
+            raise PvfError(f"{self.path}: /infostates/cf_rollout and the rollout_input attribute come together")
         off = self.offset
         if off[0] != 0 or off[-1] != M or np.any(np.diff(off) < 0):
             raise PvfError(f"{self.path}: /samples/offset does not rise from 0 to {M}")
@@ -219,6 +223,15 @@ class PBSDataset:
     @property
     def has_cf_opponent(self) -> bool:
         return schema.PARTICLE_DATASETS["cf_opponent"][0] in self._file
+
+    @property
+    def has_cf_rollout(self) -> bool:
+        return schema.PARTICLE_DATASETS["cf_rollout"][0] in self._file
+
+    @cached_property
+    def cf_rollout(self) -> np.ndarray | None:
+        """[M] each row's exact rollout value, targets' convention (files made with `--rollout-input`), or None."""
+        return self._optional_rows("cf_rollout")
 
     @cached_property
     def cf_reach(self) -> np.ndarray | None:

@@ -57,6 +57,7 @@ PARTICLE_ATTRS: dict[str, type] = {
     "solve_group": int,  # p_solve samples sharing one query solve (--solve-group); absent: 128
     "public_states": str,  # "undecided": parents only where the trunk matters (--public-states); absent: "all"
     "target_network": str,  # SHA-256 of the net at the target solves' leaves (--target-network); absent: to the end
+    "rollout_input": float,  # β of the rollout values in /infostates/cf_rollout (--rollout-input); absent: no column
 }
 
 LEAF_PUBLIC_STATES = "leaf_public_states"
@@ -84,6 +85,7 @@ PARTICLE_DATASETS: dict[str, tuple[str, np.dtype]] = {
     "mass": ("infostates/mass", np.dtype(np.float64)),
     "cf_reach": ("infostates/cf_reach", np.dtype(np.float64)),
     "cf_opponent": ("infostates/cf_opponent", np.dtype(np.float32)),
+    "cf_rollout": ("infostates/cf_rollout", np.dtype(np.float64)),  # with the spec's rollout_input only
     "particles": ("samples/particles", np.dtype(np.int64)),
     "dead": ("samples/dead_draws", np.dtype(np.int64)),
     "histories": ("samples/subgame_histories", np.dtype(np.int64)),

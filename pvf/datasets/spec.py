@@ -32,7 +32,10 @@ samples only at public states where the trunk matters
 the SHA-256 of the net at the leaves of children rows' target solves (of
 an ensemble, its members' joined by "+", as for `solve_network`),
 which then stop at move `depth` + 1 (bootstrapped targets,
-`pvf.datasets.particle_children`; "" where absent: solved to the end). A particle spec's
+`pvf.datasets.particle_children`; "" where absent: solved to the end).
+`rollout_input` = β adds each children row's exact rollout value under a
+greed-β random policy (`pvf.games.rollouts`), in the targets' convention,
+as the column `/infostates/cf_rollout` (None where absent). A particle spec's
 attributes are the enumerated ones less `solver` (particle targets are
 CFR+'s) plus `particles`, `max_histories`, `subgame` and `rows` (and the
 last three where they are not their defaults), as files and work
@@ -85,6 +88,8 @@ class ParticleOptions:
     public_states: "all" (the public state trunk strategy i reaches) or "undecided" (children rows: trunk
         strategy i replayed, same stream, until its public state is one where the trunk matters, as the
         particle-trunk sweep draws its roots; `pvf.solvers.particle_settings.trunk_matters`).
+    rollout_input: children rows: β of the rollout policy whose exact values the file adds per row
+        (`/infostates/cf_rollout`, an input of particle nets); None: no such column.
     """
 
     count: int
@@ -95,6 +100,7 @@ class ParticleOptions:
     solve_group: int = DEFAULT_SOLVE_GROUP
     public_states: str = "all"
     target_network: str = ""
+    rollout_input: float | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -129,6 +135,14 @@ class ParticleOptions:
             (
                 self.public_states == "all" or self.rows == "children",
                 "--public-states undecided draws the parents of children rows; add --rows children",
+            ),
+            (
+                self.rollout_input is None or self.rollout_input >= 0,
+                f"--rollout-input is the rollout policy's greed, a number β >= 0, got {self.rollout_input}",
+            ),
+            (
+                self.rollout_input is None or self.rows == "children",
+                "--rollout-input adds a column to children rows; add --rows children",
             ),
         ]
         for ok, message in checks:
@@ -239,6 +253,7 @@ class GenerationSpec:
             **({"solve_group": p.solve_group} if p.solve_group != DEFAULT_SOLVE_GROUP else {}),
             **({"public_states": p.public_states} if p.public_states != "all" else {}),
             **({"target_network": p.target_network} if p.target_network else {}),
+            **({"rollout_input": p.rollout_input} if p.rollout_input is not None else {}),
         }
 
     @classmethod
@@ -257,6 +272,7 @@ class GenerationSpec:
                     solve_group=int(attrs.get("solve_group", DEFAULT_SOLVE_GROUP)),
                     public_states=str(attrs.get("public_states", "all")),
                     target_network=str(attrs.get("target_network", "")),
+                    rollout_input=float(attrs["rollout_input"]) if "rollout_input" in attrs else None,
                 )
             return cls(
                 game=str(attrs["game"]),
@@ -306,6 +322,7 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
     solve_group: int = DEFAULT_SOLVE_GROUP,
     public_states: str = "all",
     target_network: str = "",
+    rollout_input: float | None = None,
 ) -> GenerationSpec:
     """A particle dataset's `GenerationSpec` from the flat arguments (`particles` is K)."""
     return GenerationSpec(
@@ -326,5 +343,6 @@ def ParticleSpec(  # noqa: N802 (the name of the earlier particle spec type, kep
             solve_group=solve_group,
             public_states=public_states,
             target_network=target_network,
+            rollout_input=rollout_input,
         ),
     )

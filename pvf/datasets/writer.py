@@ -34,6 +34,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import MISSING
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -93,7 +94,8 @@ def write_shard(path: Path, task: Task, arrays: SampleColumns) -> None:
 
 
 def read_shard(path: Path, task: Task, kind: type[SampleColumns]) -> SampleColumns | None:
-    """The shard at `path` if it is a readable shard of exactly this task with every dataset of `kind`, else None."""
+    """The shard at `path` if it is a readable shard of exactly this task with every dataset of `kind` that has no
+    default (those with one, columns added later, take it where the shard lacks them), else None."""
     try:
         with h5py.File(path, "r") as f:
             ok = (int(f.attrs["task_index"]), int(f.attrs["trunk_lo"]), int(f.attrs["trunk_hi"])) == (
@@ -101,9 +103,11 @@ def read_shard(path: Path, task: Task, kind: type[SampleColumns]) -> SampleColum
                 task.trunk_lo,
                 task.trunk_hi,
             )
-            if not ok or not all(name in f for name in kind.__dataclass_fields__):
+            fields = kind.__dataclass_fields__.values()
+            required = [x.name for x in fields if x.default is MISSING and x.default_factory is MISSING]
+            if not ok or not all(name in f for name in required):
                 return None
-            return kind(**{name: f[name][()] for name in kind.__dataclass_fields__})
+            return kind(**{x.name: f[x.name][()] for x in fields if x.name in f})
     except (OSError, KeyError, ValueError):
         return None
 
@@ -146,6 +150,7 @@ def particle_shard_matches(path: Path, task: Task) -> bool:
         and bool(np.all(np.diff(offset) >= 0))
         and all(len(getattr(shard, name)) == n for name in per_sample)
         and all(len(getattr(shard, name)) == m for name in per_row)
+        and len(shard.cf_rollout) in (0, m)
     )
     return same and shard_values_valid(shard)
 
@@ -291,6 +296,8 @@ def join_particle_shards(out: Path, shards: Sequence[Path], spec: GenerationSpec
         }
         particle_sizes = {"particles": N, "dead": N, "histories": N}
         for name, (path, dtype) in schema.PARTICLE_DATASETS.items():
+            if name == "cf_rollout" and spec.particles.rollout_input is None:
+                continue
             shape = (particle_sizes.get(name, M),) + ((Fq,) if name == "cf_opponent" else ())
             columns[name] = ChunkAppender.create(f, path, shape, dtype)
         columns["offset"].add(np.zeros(1, dtype=np.int64))
@@ -299,7 +306,7 @@ def join_particle_shards(out: Path, shards: Sequence[Path], spec: GenerationSpec
         seen = [0, 0]  # rows of each player before this shard
         for path in shards:
             with h5py.File(path, "r") as s:
-                shard = {name: s[name][()] for name in ParticleShard.__dataclass_fields__}
+                shard = {name: s[name][()] for name in ParticleShard.__dataclass_fields__ if name in s}
             player = shard["player"]
             index = np.zeros(len(player), dtype=np.int64)
             for n in (0, 1):

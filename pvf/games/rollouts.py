@@ -22,7 +22,8 @@ once (at two moves below Goofspiel-13's root, 24,336 histories share 6,084
 hand pairs).
 Rollout leaves (`pvf.valuefn.rollout_leaves`: the particle agent's
 `leaves=rollout`, the particle-trunk sweep's `--rollouts`) value each leaf
-history of a trunk this way.
+history of a trunk this way; particle nets can take the exact values as an
+input (`pvf generate --rollout-input β`, `rollout_rules` checks the game).
 """
 
 from __future__ import annotations
@@ -32,11 +33,26 @@ import itertools
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.goofspiel_kernel import GoofspielRules
+from pvf.games.goofspiel_kernel import GoofspielRules, rules_of
+from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import PublicTree
 
 EXACT_CARDS = 6  # exact values enumerate (m!)² bid orders: at most 518,400 per history
 PERMUTATIONS = 4096  # sampled values draw each bid order among this many drawn per call
+
+
+def rollout_rules(loaded: LoadedGame, exact_at: int | None = None, what: str = "rollout values") -> GoofspielRules:
+    """The kernel's rules of `loaded` for rollouts, else a PvfError naming `what` needs them: a Goofspiel whose
+    points descend or ascend and, where `exact_at` (a move) is given, at most `EXACT_CARDS` cards left there."""
+    rules = rules_of(loaded)
+    if rules is None:
+        raise PvfError(f"{what} play Goofspiel (points descending or ascending), not {loaded.game_string}")
+    if exact_at is not None and rules.num_cards - exact_at > EXACT_CARDS:
+        raise PvfError(
+            f"exact {what} enumerate every bid order of the cards left, at most {EXACT_CARDS}: "
+            f"{rules.num_cards - exact_at} are left at move {exact_at}"
+        )
+    return rules
 
 
 def history_paths(tree: PublicTree, histories: np.ndarray) -> np.ndarray:

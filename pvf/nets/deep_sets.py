@@ -27,6 +27,11 @@ the real ones. With K = `basis_dim`, one forward pass (paper, sec. 5.2):
    times step 5's output: the net predicts value per unit of reach, which
    |value_j| <= c_j * max|u| bounds, instead of a value that spans orders
    of magnitude across a PBS's rows.
+8. With `rollout_residual=True` the features end with [mean rollout value
+   ū_j, reach c_j] (`pvf.valuefn.encoding`), and value_j adds c_j·ū_j, the
+   value of random play from the particle's histories: the net predicts
+   the difference from that baseline, which an untrained net (output 0)
+   already equals.
 
 Paper's text (app. F): change basis 3 layers of width 3 x input, regression
 as the positional net (5 layers, width 5 x input). Authors' run: change
@@ -70,6 +75,7 @@ class ParticleVF(ConfigurableModule):
         norm: bool = False,
         basis_skip: bool = False,
         private_dim: int | None = None,
+        rollout_residual: bool = False,
     ) -> None:
         super().__init__()
         if output not in OUTPUTS:
@@ -95,8 +101,10 @@ class ParticleVF(ConfigurableModule):
             "norm": norm,
             "basis_skip": basis_skip,
             "private_dim": private_dim,
+            "rollout_residual": rollout_residual,
         }
         self.reach_output = reach_output
+        self.rollout_residual = rollout_residual
         self.output = output
         self.change_basis = build_mlp(
             feature_dim, basis_dim, basis_layers, basis_hidden_multiplier, basis_hidden_width, activation, norm
@@ -148,7 +156,8 @@ class ParticleVF(ConfigurableModule):
         return basis.reshape(B, N, -1)
 
     def head(self, beliefs: Tensor, basis: Tensor, features: Tensor, public: Tensor, mask: Tensor) -> Tensor:
-        """Steps 2-5 and 7 from `basis` [B, N, K] = `self.basis(features)` (steps 1 and 6); the rest as `forward`'s."""
+        """Steps 2-5, 7 and 8 from `basis` [B, N, K] = `self.basis(features)` (steps 1 and 6); the rest as
+        `forward`'s."""
         keep = mask.unsqueeze(-1)
         coordinates = torch.where(keep, beliefs.unsqueeze(-1) * basis, 0.0)
         context = coordinates.sum(dim=1)  # [B, K]
@@ -160,4 +169,6 @@ class ParticleVF(ConfigurableModule):
             values = self.projection_regression(pairs).squeeze(-1)
         if self.reach_output:
             values = values * features[..., -1]
+        if self.rollout_residual:
+            values = values + features[..., -1] * features[..., -2]
         return torch.where(mask, values, 0.0)

@@ -23,6 +23,16 @@ e.g. in Goofspiel how likely each card is still in the opponent's hand
 given s's bids and the public win sequence (`opponent_features`: W times
 the belief-weighted features, divided by c). It is a conditional mean, so
 it does not change when either belief is rescaled.
+
+The same weights average any value of the histories: with u(h) a value of
+player 1 per history (player 2's is −u(h): zero-sum), the conditional mean
+
+    ū(s) = Σ_{h∈s} π_c(h)·b_{−n}(h)·u_n(h) / c(s)   (0 where c(s) = 0)
+
+is what s's player expects from its histories under the opponent's belief
+(`history_means`: with u the value of random play below the PBS, the
+rollout input of particle nets, `pvf.games.rollouts`); c(s)·ū(s) is that
+value in the targets' convention.
 """
 
 from __future__ import annotations
@@ -40,7 +50,8 @@ class CounterfactualReach:
     """
 
     def __init__(self, columns: tuple[np.ndarray, np.ndarray], weights: np.ndarray, sizes: tuple[int, int]):
-        self.matrix = sp.csr_matrix((np.asarray(weights, dtype=np.float64), (columns[0], columns[1])), shape=sizes)
+        self.columns, self.weights, self.sizes = columns, np.asarray(weights, dtype=np.float64), sizes
+        self.matrix = sp.csr_matrix((self.weights, (columns[0], columns[1])), shape=sizes)
         self.matrix_t = self.matrix.T.tocsr()
 
     def __call__(self, b1: np.ndarray, b2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,6 +65,17 @@ class CounterfactualReach:
         b1: [B, J1], b2: [B, J2] beliefs; q1: [J1, F], q2: [J2, F] each column's private features.
         """
         return _conditional_mean(self.matrix, b2, q2), _conditional_mean(self.matrix_t, b1, q1)
+
+    def history_means(self, b1: np.ndarray, b2: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ū₁ [B, J1], ū₂ [B, J2]): each column's mean value of its histories (module docstring).
+
+        b1: [B, J1], b2: [B, J2] beliefs; values: [H] player 1's value of each history, in the order the
+        columns and weights were given (player 2's is its negative).
+        """
+        valued = sp.csr_matrix((self.weights * np.asarray(values, dtype=np.float64), self.columns), shape=self.sizes)
+        c1, c2 = self(b1, b2)
+        totals = np.asarray(valued @ b2.T).T, -np.asarray(valued.T.tocsr() @ b1.T).T
+        return tuple(np.divide(t, c, out=np.zeros_like(t), where=c > 0) for t, c in zip(totals, (c1, c2)))
 
 
 def _conditional_mean(matrix: sp.csr_matrix, belief: np.ndarray, features: np.ndarray) -> np.ndarray:

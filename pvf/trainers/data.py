@@ -57,6 +57,7 @@ class PbsSample(TypedDict):
     private: np.ndarray  # [n, Fq] float32 private features
     cf_reach: NotRequired[np.ndarray]  # [n] float32 counterfactual reach (0 where the file has none)
     cf_opponent: NotRequired[np.ndarray]  # [n, Fq] float32 mean opponent features ([n, 0] where the file has none)
+    cf_rollout: NotRequired[np.ndarray]  # [n] float32 rollout value, targets' convention (0 where the file has none)
 
 
 class _Columns:
@@ -92,6 +93,11 @@ class _Columns:
             if ds.has_cf_opponent
             else np.zeros((hi - lo, 0), dtype=np.float32)
         )
+        self.cf_rollout = (
+            ds.read_range(schema.PARTICLE_DATASETS["cf_rollout"][0], lo, hi).astype(np.float32)
+            if ds.has_cf_rollout
+            else np.zeros(hi - lo, dtype=np.float32)
+        )
         self.private = np.empty((hi - lo, ds.private_dim), dtype=np.float32)  # [m, Fq]
         for n in (0, 1):
             mine = player == n
@@ -116,6 +122,7 @@ class _Columns:
             private=self.private[index],
             cf_reach=self.cf_reach[index],
             cf_opponent=self.cf_opponent[index],
+            cf_rollout=self.cf_rollout[index],
         )
 
 
@@ -135,7 +142,7 @@ def column_bytes(ds: PBSDataset) -> int:
     """What the columns of the whole file take in memory (`_Columns`: float32 features, int64 players and slots)."""
     width = ds.private_dim * (2 if ds.has_cf_opponent else 1)
     public = ds.public_features
-    return ds.num_rows * (4 * width + 8 + 8 + 4 + 4 + 4) + public.nbytes
+    return ds.num_rows * (4 * width + 8 + 8 + 4 + 4 + 4 + 4) + public.nbytes
 
 
 def default_block_samples(ds: PBSDataset) -> int:

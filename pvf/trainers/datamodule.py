@@ -56,6 +56,9 @@ class PbsDataModule(pl.LightningDataModule):
     opponent_feature: particle nets also take each row's mean opponent
         private features (`/infostates/cf_opponent`) where the file has them;
         false ignores them.
+    rollout_feature: particle nets also take each row's rollout value
+        (`/infostates/cf_rollout`, `pvf generate --rollout-input β`) where
+        the file has it; false ignores it.
     block_samples: read the file in blocks of this many consecutive samples, one
         block in memory per loader; 0: the whole file in memory; None (the
         default): the whole file where its columns take at most 8 GiB, else
@@ -76,6 +79,7 @@ class PbsDataModule(pl.LightningDataModule):
         normalize: bool = True,
         reach_feature: bool = True,
         opponent_feature: bool = True,
+        rollout_feature: bool = True,
         block_samples: int | None = None,
     ) -> None:
         super().__init__()
@@ -90,7 +94,7 @@ class PbsDataModule(pl.LightningDataModule):
         if not 0.0 < val_fraction < 1.0:  # checked here, before the trainer starts, not at the split
             raise PvfError(f"data.val_fraction must lie strictly between 0 and 1, got {val_fraction}")
         self.save_hyperparameters()
-        self.layout = DataLayout.from_file(path, target, normalize, reach_feature, opponent_feature)
+        self.layout = DataLayout.from_file(path, target, normalize, reach_feature, opponent_feature, rollout_feature)
         self.collate = PbsCollate()
         self.train_set: PbsTorchDataset | None = None
         self.val_set: PbsTorchDataset | None = None

@@ -18,7 +18,9 @@ conventions are fixed here, once, for training and for the leaves alike:
    state is input slot k, player 2's is K1max + k.
 3. Infostate-row features (`infostate_row_features`): [public, private, player one-hot],
    for data with mean opponent features (`DataLayout.opponent_feature`)
-   those next (a conditional mean: no scaling), and last, for data with a
+   those next (a conditional mean: no scaling), then for data with rollout
+   values (`DataLayout.rollout_input`) the infostate's mean rollout value
+   cf_rollout / cf_reach (a conditional mean too), and last, for data with a
    counterfactual-reach column (`DataLayout.reach_feature`), the
    infostate's counterfactual reach scaled as its target is (divided by the
    opponent's mass when normalised), so |target| ≤ reach·max|u|.
@@ -45,6 +47,7 @@ class PbsRows(TypedDict):
     private: np.ndarray  # [n, Fq] private features
     cf_reach: NotRequired[np.ndarray]  # [n] counterfactual reach (`pvf.solvers.counterfactual_reach`)
     cf_opponent: NotRequired[np.ndarray]  # [n, Fq] mean opponent private features (same module)
+    cf_rollout: NotRequired[np.ndarray]  # [n] rollout value, targets' convention (`CounterfactualReach.history_means`)
 
 
 def normalize_beliefs(
@@ -71,9 +74,17 @@ def input_slot(player: np.ndarray, slot: np.ndarray, max_slots: tuple[int, int])
     return slot + np.where(player == 1, max_slots[0], 0)
 
 
-def feature_dim(public_dim: int, private_dim: int, reach_feature: bool = False, opponent_feature: bool = False) -> int:
-    """Width of a particle's feature vector: Fp + Fq + 2 (+ Fq with the mean opponent features, + 1 with the reach)."""
-    return public_dim + private_dim * (1 + int(opponent_feature)) + PLAYER_FEATURES + int(reach_feature)
+def feature_dim(
+    public_dim: int,
+    private_dim: int,
+    reach_feature: bool = False,
+    opponent_feature: bool = False,
+    rollout_feature: bool = False,
+) -> int:
+    """Width of a particle's feature vector: Fp + Fq + 2 (+ Fq with the mean opponent features, + 1 with the
+    rollout value, + 1 with the reach)."""
+    extra = private_dim * int(opponent_feature) + int(rollout_feature) + int(reach_feature)
+    return public_dim + private_dim + PLAYER_FEATURES + extra
 
 
 def infostate_row_features(
@@ -82,13 +93,15 @@ def infostate_row_features(
     player: np.ndarray,
     reach: np.ndarray | None = None,
     opponent: np.ndarray | None = None,
+    rollout: np.ndarray | None = None,
 ) -> np.ndarray:
-    """[n, Fp + Fq + 2 (+ Fq) (+ 1)] float32 feature vector of each particle:
-    [public, private, player one-hot (, mean opponent features) (, reach)].
+    """[n, Fp + Fq + 2 (+ Fq) (+ 1) (+ 1)] float32 feature vector of each particle:
+    [public, private, player one-hot (, mean opponent features) (, mean rollout value) (, reach)].
 
     public: [n, Fp] its public state's features; private: [n, Fq]; player: [n] 0 or 1;
     reach: [n] its counterfactual reach as the net sees it (`normalized_rows`), or None;
-    opponent: [n, Fq] its mean opponent features, or None.
+    opponent: [n, Fq] its mean opponent features, or None;
+    rollout: [n] its mean rollout value (`rollout_means`), or None.
     """
     parts = [
         public.astype(np.float32, copy=False),
@@ -97,6 +110,8 @@ def infostate_row_features(
     ]
     if opponent is not None:
         parts.append(opponent.astype(np.float32, copy=False))
+    if rollout is not None:
+        parts.append(np.asarray(rollout, dtype=np.float32)[:, None])
     if reach is not None:
         parts.append(np.asarray(reach, dtype=np.float32)[:, None])
     return np.concatenate(parts, axis=1)
@@ -105,6 +120,12 @@ def infostate_row_features(
 def positions(counts: np.ndarray) -> np.ndarray:
     """[Σ counts] position of each element within its group, for groups of `counts: [B]` back to back."""
     return np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def rollout_means(rows: PbsRows) -> np.ndarray:
+    """[n] each row's mean rollout value cf_rollout / cf_reach (0 where its reach is 0): unchanged by scaling."""
+    value, reach = rows["cf_rollout"].astype(np.float64), rows["cf_reach"].astype(np.float64)
+    return np.divide(value, reach, out=np.zeros_like(value), where=reach > 0)
 
 
 def normalized_rows(

@@ -31,7 +31,14 @@ from pvf.errors import PvfError
 from pvf.nets.deep_sets import ParticleVF
 from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
-from pvf.valuefn.encoding import PbsRows, feature_dim, infostate_row_features, normalized_rows, positions
+from pvf.valuefn.encoding import (
+    PbsRows,
+    feature_dim,
+    infostate_row_features,
+    normalized_rows,
+    positions,
+    rollout_means,
+)
 from pvf.valuefn.leaves import TrunkLeaves
 
 
@@ -45,7 +52,8 @@ class ParticleEncoding(Architecture):
         B, N = len(counts), int(counts.max())
         sample, position = np.repeat(np.arange(B), counts), positions(counts)
         opponent = rows["cf_opponent"] if layout.opponent_feature else None
-        feats = infostate_row_features(public[sample], rows["private"], player, reach, opponent)
+        rollout = rollout_means(rows) if layout.rollout_input is not None else None
+        feats = infostate_row_features(public[sample], rows["private"], player, reach, opponent, rollout)
         features = np.zeros((B, N, feats.shape[1]), dtype=np.float32)
         features[sample, position] = feats
         dense = np.zeros((3, B, N), dtype=np.float32)  # beliefs, targets, mask
@@ -83,6 +91,17 @@ class ParticleEncoding(Architecture):
                 "data.opponent_feature false"
             )
 
+        if trained.rollout_input is None and other.rollout_input is not None:
+            raise PvfError(
+                "value function was trained without the rollout input; load the data with data.rollout_feature false"
+            )
+        if trained.rollout_input != other.rollout_input:
+            has = "none" if other.rollout_input is None else f"those of greed {other.rollout_input}"
+            raise PvfError(
+                f"value function takes each infostate's rollout value of greed {trained.rollout_input} as an "
+                f"input; the data has {has} (generate it with --rollout-input {trained.rollout_input})"
+            )
+
     def leaf_encoder(self, leaves: TrunkLeaves, layout: DataLayout, device: Any) -> LeafEncoder:
         return _ParticleLeaves(leaves, layout, device)
 
@@ -103,6 +122,9 @@ class Particle(ParticleEncoding):
     reach_output: the net predicts each value per unit of the infostate's
         counterfactual reach and multiplies it back (`ParticleVF`, step 7);
         needs data with the reach input (`DataLayout.reach_feature`).
+    rollout_residual: the net predicts each value's difference from the
+        rollout value, reach × mean rollout value (`ParticleVF`, step 8);
+        needs data with the reach and rollout inputs (`DataLayout.rollout_input`).
     """
 
     name = "particle"
@@ -120,12 +142,19 @@ class Particle(ParticleEncoding):
     reach_output: bool = False
     norm: bool = False
     basis_skip: bool = False
+    rollout_residual: bool = False
 
     def build(self, layout: DataLayout) -> ParticleVF:
         if self.reach_output and not layout.reach_feature:
             raise PvfError(
                 "reach_output needs the counterfactual-reach input, which this data has not (reach_feature false "
                 "or a file without /infostates/cf_reach); drop reach_output or regenerate the data with this pvf"
+            )
+        if self.rollout_residual and not (layout.reach_feature and layout.rollout_input is not None):
+            raise PvfError(
+                "rollout_residual needs the counterfactual-reach and rollout inputs, which this data has not "
+                "(a file made without --rollout-input, or reach_feature or rollout_feature false); drop "
+                "rollout_residual or generate the data with --rollout-input"
             )
         return ParticleVF(
             feature_dim=particle_feature_dim(layout),
@@ -143,12 +172,14 @@ class Particle(ParticleEncoding):
             norm=self.norm,
             basis_skip=self.basis_skip,
             private_dim=layout.private_dim if self.basis_skip else None,
+            rollout_residual=self.rollout_residual,
         )
 
 
 def particle_feature_dim(layout: DataLayout) -> int:
     """F, the width of a particle's features for data of this layout (`pvf.valuefn.encoding.feature_dim`)."""
-    return feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature, layout.opponent_feature)
+    rollout = layout.rollout_input is not None
+    return feature_dim(layout.public_dim, layout.private_dim, layout.reach_feature, layout.opponent_feature, rollout)
 
 
 def _member_type(net: nn.Module) -> type[nn.Module]:
@@ -213,8 +244,8 @@ def _basis_weights(net: nn.Module) -> list[Tensor]:
 class _ParticleLeaves:
     """gather: [L, N] column of the flat reaches feeding each particle (padding: the zero column).
     mask: [L, N] real particles; features: [L, N, Fp + Fq + 2], fixed for the trunk (the
-    mean opponent features and the counterfactual reach, for nets that take them, are appended per query:
-    `TrunkLeaves.cf_opponent`, `TrunkLeaves.cf_reach`).
+    mean opponent features, the mean rollout value and the counterfactual reach, for nets that take them, are
+    appended per query: `TrunkLeaves.cf_opponent`, `TrunkLeaves.rollout_means`, `TrunkLeaves.cf_reach`).
     scatter: (output index [P], flat column [P]) of the P particles."""
 
     def __init__(self, leaves: TrunkLeaves, layout: DataLayout, device: Any):
@@ -237,6 +268,7 @@ class _ParticleLeaves:
         self.scatter = (block * N + position, index)
         self.leaves = leaves
         self.reach_feature, self.opponent_feature = layout.reach_feature, layout.opponent_feature
+        self.rollout = None if layout.rollout_input is None else (layout.game, layout.depth, layout.rollout_input)
         self.pad = leaves.pad
         self.device = device
         self.mask = torch.from_numpy(self.gather < leaves.pad).to(device)
@@ -248,7 +280,7 @@ class _ParticleLeaves:
         B, (L, N) = flat.shape[0], self.gather.shape
         beliefs = torch.from_numpy(flat[:, self.gather].reshape(B * L, N).astype(np.float32)).to(self.device)
         public, mask = tile(self.public, B), tile(self.mask, B)
-        fixed = not (self.opponent_feature or self.reach_feature)
+        fixed = not (self.opponent_feature or self.reach_feature or self.rollout)
         if fixed and self.device.type == "cpu" and issubclass(_member_type(net), ParticleVF):
             # the Deep-Sets basis is the same at every query until the weights change
             features, basis = self.basis.get(net, self.features, B)
@@ -258,6 +290,9 @@ class _ParticleLeaves:
             if self.opponent_feature:
                 opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
                 features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
+            if self.rollout:
+                rollout = self.leaves.rollout_means(flat, *self.rollout)[:, self.gather].reshape(B * L, N, 1)
+                features = torch.cat([features, torch.from_numpy(rollout.astype(np.float32)).to(self.device)], dim=2)
             if self.reach_feature:
                 reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
                 features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)

@@ -19,9 +19,8 @@ from collections.abc import Callable
 import numpy as np
 
 from pvf.errors import PvfError
-from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import LoadedGame
-from pvf.games.rollouts import EXACT_CARDS, history_paths, play_values
+from pvf.games.rollouts import history_paths, play_values, rollout_rules
 from pvf.solvers.evaluators import HistoryValueEvaluator
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import LeafFactory, SparseSetting
@@ -43,16 +42,15 @@ def rollout_leaves(
     loaded: LoadedGame, draws: int | None = ROLLOUT_DRAWS, depth: int | None = None, greed: float = 0.0
 ) -> LeafFactory:
     """Leaves valued by `draws` random plays from each leaf history (None: the exact expectation, at most
-    `EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given), uniform or with the
-    policy's `greed` β (`pvf.games.rollouts`); Goofspiel (points descending or ascending) only, else a PvfError."""
-    rules = rules_of(loaded)
-    if rules is None:
-        raise PvfError(f"rollout leaves play Goofspiel (points descending or ascending), not {loaded.game_string}")
-    if draws is None and depth is not None and rules.num_cards - depth > EXACT_CARDS:
-        raise PvfError(
-            f"exact rollouts enumerate every bid order of the cards left, at most {EXACT_CARDS}: "
-            f"{rules.num_cards - depth} are left at move {depth}; give a number of draws instead"
-        )
+    `pvf.games.rollouts.EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given),
+    uniform or with the policy's `greed` β (`pvf.games.rollouts`); Goofspiel (points descending or ascending)
+    only, else a PvfError."""
+    rules = rollout_rules(loaded, what="rollout leaves")
+    if draws is None and depth is not None:
+        try:
+            rollout_rules(loaded, depth, "rollout leaves")
+        except PvfError as exc:
+            raise PvfError(f"{exc}; give a number of draws instead") from None
 
     def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
         def evaluator(trunk: Trunk) -> LeafEvaluator:
