@@ -19,6 +19,7 @@ from pvf.cli import main
 from pvf.datasets.layout import DataLayout
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.trainers.training import train_value_function
+from tests.conftest import GOOF5
 from tests.datasets.pbs_helpers import datasets_of
 
 GENERATE = ["generate", "--game", "goofspiel5", "--particles", "6", "--rows", "children", "--trunks", "6"]
@@ -123,3 +124,23 @@ def test_refusals(rollout_files, tmp_path, capsys):
         assert not (tmp_path / "x.h5").exists()
     with pytest.raises(Exception, match="rollout_residual needs the counterfactual-reach and rollout inputs"):
         train_value_function(rollout_files["plain"], "particle", tmp_path / "n.ckpt", 0, 1, None, rollout_residual=True)
+
+
+def test_shards_written_before_the_column_still_resume(tmp_path):
+    """A particle shard without `cf_rollout` (written before the column existed) is still one of its task."""
+    from pvf.datasets.particle_spec import ParticleSpec
+    from pvf.datasets.particle_tasks import run_particle_task
+    from pvf.datasets.task_plan import Task
+    from pvf.datasets.writer import particle_shard_matches, write_shard
+
+    spec = ParticleSpec(GOOF5, 3, 2, 4, 10, rows="children", task_size=2)
+    task = Task(0, 0, 2)
+    path = tmp_path / "shard.h5"
+    write_shard(path, task, run_particle_task(spec, task))
+    with h5py.File(path, "a") as f:
+        assert len(f["cf_rollout"]) == 0
+        del f["cf_rollout"]
+    assert particle_shard_matches(path, task)
+    with h5py.File(path, "a") as f:
+        f["cf_rollout"] = np.zeros(3)  # neither none nor one per row
+    assert not particle_shard_matches(path, task)
