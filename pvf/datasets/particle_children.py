@@ -18,7 +18,9 @@ strategy in place of the iterate:
      zero where the trunk strategy does not play the action. The children
      fall into a few public states (Goofspiel: who won the round); one is
      drawn uniformly among those where both players have belief mass, as
-     the trunk asks about every leaf public state however likely.
+     the trunk asks about every leaf public state however likely (none:
+     `NoLiveChildren`, and the sample plays its trunk strategy again,
+     `pvf.datasets.particle_tasks`).
   3. The rows are all children's infostates of that public state, zero
      beliefs included. Their targets are CFR+ on the PBS those infostates
      induce (every history joining two of them, `induced_subgames`), with
@@ -75,6 +77,10 @@ from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.trunk_solver import Trunk
 
 RootValues = tuple[np.ndarray, np.ndarray]  # per player [1, R_n] values of a sequence game's root infostates
+
+
+class NoLiveChildren(PvfError):
+    """The parents' continuations hold no public state at move `depth` where both players have belief."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,6 +193,8 @@ def pose_children(
     parent_weight = np.array([drawn.get(tuple(path), 0.0) for path in parents.tolist()])
     steps = engine.continuations(parents, strategy)
     live = ~steps.terminal
+    if not live.any():
+        raise NoLiveChildren(f"every continuation of the particles at move {depth - 1} ends the game")
     at = steps.parent[live]
     paths = np.concatenate([parents[at], steps.actions[live]], axis=1)
     beliefs = sigma[at] * steps.own[live]
@@ -194,6 +202,8 @@ def pose_children(
     children_tree, histories = engine.particle_tree(paths, depth_limit=depth + 1)
     public = children_tree.public_state[histories]
     live_states = [s for s in np.unique(public) if all(beliefs[public == s, n].sum() > 0 for n in (0, 1))]
+    if not live_states:
+        raise NoLiveChildren(f"no public state at move {depth} below the particles has belief of both players")
     chosen = live_states[int(rng.integers(len(live_states)))]
     mine = histories[public == chosen]
     rows, belief, mass = [], [], []

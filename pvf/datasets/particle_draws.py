@@ -13,7 +13,11 @@ the rest (docs/results/particles.md).
 A sample whose first play matters is the "all" sample, bit for bit. The
 generator is `default_rng(SeedSequence(seed, spawn_key=(i,)))`, so a
 sample depends on (spec, i) only, never on the worker or task. Where every
-draw dies the K particles are drawn again from the same stream.
+draw dies the K particles are drawn again from the same stream; where a
+children sample's parents have no child both players can reach
+(`pvf.datasets.particle_children.NoLiveChildren`: the game ends at move
+`depth`, or one player's belief is 0 in every child public state) the
+trunk strategy plays again from the same stream (`play_again`).
 """
 
 from __future__ import annotations
@@ -32,16 +36,22 @@ def played_history(
 ) -> tuple[tuple[int, ...], LazyTrunkStrategy, np.random.Generator]:
     """(the history trunk strategy i plays to the sample's move, replayed where `public_states` asks, the strategy,
     generator i after the play) of a particle spec's sample i."""
-    options = spec.particles
     strategy = LazyTrunkStrategy(spec.seed, sample_id, spec.sampling)
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
+    return play_again(spec, game, strategy, rng), strategy, rng
+
+
+def play_again(
+    spec: GenerationSpec, game: ParticleEngine, strategy: LazyTrunkStrategy, rng: np.random.Generator
+) -> tuple[int, ...]:
+    """The history `strategy` plays to the sample's move from `rng` as it stands (`played_history`'s play; a
+    children sample whose parents have no live children plays again from the same stream)."""
+    options = spec.particles
     at = spec.depth - 1 if options.rows == "children" else spec.depth
     if options.public_states == "undecided":
         hint = "; use --public-states all or another --depth"
-        history = play_until_trunk_matters(game, strategy, at, spec.depth, rng, hint)
-    else:
-        history = game.play_to_depth(strategy, at, rng)
-    return history, strategy, rng
+        return play_until_trunk_matters(game, strategy, at, spec.depth, rng, hint)
+    return game.play_to_depth(strategy, at, rng)
 
 
 def draw_particles(

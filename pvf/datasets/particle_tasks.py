@@ -74,13 +74,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from pvf.datasets.particle_children import PosedRows, RootValues, SolvedRows, pose_children
-from pvf.datasets.particle_draws import draw_particles
+from pvf.datasets.particle_children import NoLiveChildren, PosedRows, RootValues, SolvedRows, pose_children
+from pvf.datasets.particle_draws import draw_particles, play_again
 from pvf.datasets.particle_solve_queries import query_parents, solve_query
 from pvf.datasets.sample_networks import NO_NETWORKS, LeafNetwork, SampleNetworks, check_networks
 from pvf.datasets.spec import GenerationSpec
 from pvf.datasets.task_plan import SampleColumns, Task
-from pvf.games.engine import ParticleEngine, particle_engine
+from pvf.errors import PvfError
+from pvf.games.engine import ParticleEngine, live_particles, particle_engine
 from pvf.games.features import checked_game
 from pvf.games.goofspiel_kernel import GoofspielRules
 from pvf.games.history_sampling import ParticleSample
@@ -99,6 +100,7 @@ from pvf.solvers.sequence_form import build_sequence_game
 # Samples of a task are solved together until their subgames hold this many histories (memory, not speed:
 # a Goofspiel-13 task of 50 samples at K = 16 is about 430,000; one sample at K = 256 up to 4 million).
 JOINT_HISTORIES = 1_000_000
+CHILDREN_REPLAYS = 100  # plays of a children sample's trunk strategy before its depth is refused
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,19 @@ def _pose(
         rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(sample_id,)))
         return sample, pose_children(game, sample, strategy, spec.depth, cap, rng, bootstrap)
     sample, strategy, rng = draw_particles(spec, game, sample_id)
-    if spec.particles.rows == "children":
-        return sample, pose_children(game, sample, strategy, spec.depth, cap, rng, bootstrap)
-    return sample, _pose_particle_rows(spec, game, sample)
+    if spec.particles.rows != "children":
+        return sample, _pose_particle_rows(spec, game, sample)
+    for _ in range(CHILDREN_REPLAYS):
+        try:
+            return sample, pose_children(game, sample, strategy, spec.depth, cap, rng, bootstrap)
+        except NoLiveChildren:  # play again from the same stream (`pvf.datasets.particle_draws`)
+            history = play_again(spec, game, strategy, rng)
+            sample = live_particles(game, strategy, history, spec.particles.count, rng)
+    raise PvfError(
+        f"sample {sample_id}: in {CHILDREN_REPLAYS} plays of its trunk strategy no public state at move "
+        f"{spec.depth} was one both players reach (the game ends there, or one player's belief is 0); "
+        "choose a smaller --depth"
+    )
 
 
 def _solve(

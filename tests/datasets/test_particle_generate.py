@@ -163,6 +163,10 @@ def test_ray_backend_writes_the_same_file(reference, tmp_path):
             ["--game", "goofspiel13", "--depth", "4", "--particles", "4", "--rows", "children"],
             "more than 200,000 histories",
         ),
+        (  # Goofspiel-5's last round is forced: every child of move 3 is terminal
+            ["--game", "goofspiel5", "--depth", "4", "--particles", "4", "--rows", "children"],
+            "no public state at move 4 was one both players reach",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, argv, message):
@@ -397,3 +401,30 @@ def test_children_rows_are_the_enumerated_values_zero_beliefs_included(tmp_path,
         zero += int(np.sum(ds.belief[rows] == 0))
         assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
     assert zero >= 3
+
+
+def test_children_samples_whose_parents_have_no_live_children_play_again(tmp_path, monkeypatch):
+    """Leduc at move 9: some parents at move 8 have no child public state that both players reach (the game
+    ends, or one player's belief is 0 in each); those samples play their trunk strategy again from the same
+    stream instead of failing (they once raised a traceback)."""
+    from pvf.datasets import particle_tasks
+    from pvf.datasets.particle_children import NoLiveChildren, pose_children
+
+    refused = []
+
+    def counting(*args, **kwargs):
+        try:
+            return pose_children(*args, **kwargs)
+        except NoLiveChildren:
+            refused.append(1)
+            raise
+
+    spec = ParticleSpec("leduc_poker", 9, num_trunks=12, particles=4, cfr_iterations=20, task_size=12, rows="children")
+    monkeypatch.setattr(particle_tasks, "pose_children", counting)
+    generate(spec, tmp_path / "l9.h5", progress=False)
+    assert refused, "no sample needed a second play: pick a depth where some do"
+    with PBSDataset(tmp_path / "l9.h5") as ds:
+        assert ds.num_samples == 12
+        for i in range(12):
+            rows = slice(ds.offset[i], ds.offset[i + 1])
+            assert all(ds.belief[rows][ds.player[rows] == n].sum() > 0 for n in (0, 1))
