@@ -2,7 +2,8 @@
 
 Validates the file against docs/hdf5_schema.md (structure and values:
 indices in range, finite beliefs in [0, 1], finite targets) and prints its provenance,
-the number of samples per public state, statistics of beliefs and targets
+the number of samples per public state (and for particle files K and the
+options that shaped the samples), statistics of beliefs and targets
 and the largest zero-sum residual |Σ b₁·v₁ + Σ b₂·v₂| over its samples (0 up to
 rounding for a profile's values; best-response targets need not sum to 0).
 A file that is not a complete pvf PBS file is an error (exit status 2).
@@ -57,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         f"samples              {summary['num_samples']:,} ({summary['num_infostate_rows']:,} infostate rows, "
         f"{summary['num_trunks_present']} trunks)"
     )
+    if "particles" in attrs:  # particle files: how the samples were drawn and what their rows hold
+        optional = ("subgame", "rows", "public_states", "rollout_input", "target_network", "solve_network")
+        extra = "".join(f", {key} {attrs[key]}" for key in optional if key in attrs)
+        print(f"{'particles':<21}K = {attrs['particles']}, max_histories {attrs['max_histories']:,}{extra}")
     counts = summary["samples_per_public_state"]
     per = sorted(set(counts.values()))
     print(f"public states        {len(counts)}, samples each: {', '.join(map(str, per))}")

@@ -73,6 +73,12 @@ def test_the_column_is_added_and_nothing_else_changes(rollout_files):
     assert DataLayout.from_file(rollout_files["native"], rollout_feature=False).rollout_input is None
 
 
+def test_inspect_names_the_particle_options(rollout_files, capsys):
+    assert main(["inspect", str(rollout_files["native"])]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("particles"))
+    assert "K = 6" in line and "rows children" in line and "rollout_input 0.25" in line
+
+
 def test_rollout_values_are_zero_sum_and_bounded_by_the_reach(rollout_files):
     data = datasets_of(rollout_files["native"])
     offset, belief = data["samples/offset"], data["infostates/belief"]
