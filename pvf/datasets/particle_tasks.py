@@ -252,7 +252,7 @@ def _sample(spec: GenerationSpec, game: ParticleEngine, sample: ParticleSample, 
     if beta is not None:
         rules = _rules(spec.game, spec.depth)
         values = play_values(rules, history_paths(solved.tree, solved.histories), None, greed=beta)
-        means = solved.reach.history_means(*b, values)
+        means = solved.reach.history_means(*b, solved.reach.valued(values))
         cf_rollout = np.concatenate([cf_reach[n][0] * means[n][0] for n in (0, 1)])
     return {
         "player": np.concatenate([np.full(len(solved.belief[n]), n, dtype=np.int8) for n in (0, 1)]),

@@ -41,16 +41,19 @@ EXACT_CARDS = 6  # exact values enumerate (m!)² bid orders: at most 518,400 per
 PERMUTATIONS = 4096  # sampled values draw each bid order among this many drawn per call
 
 
-def rollout_rules(loaded: LoadedGame, exact_at: int | None = None, what: str = "rollout values") -> GoofspielRules:
+def rollout_rules(
+    loaded: LoadedGame, exact_at: int | None = None, what: str = "rollout values", hint: str = ""
+) -> GoofspielRules:
     """The kernel's rules of `loaded` for rollouts, else a PvfError naming `what` needs them: a Goofspiel whose
-    points descend or ascend and, where `exact_at` (a move) is given, at most `EXACT_CARDS` cards left there."""
+    points descend or ascend and, where `exact_at` (a move) is given, at most `EXACT_CARDS` cards left there
+    (`hint` ends that error)."""
     rules = rules_of(loaded)
     if rules is None:
         raise PvfError(f"{what} play Goofspiel (points descending or ascending), not {loaded.game_string}")
     if exact_at is not None and rules.num_cards - exact_at > EXACT_CARDS:
         raise PvfError(
             f"exact {what} enumerate every bid order of the cards left, at most {EXACT_CARDS}: "
-            f"{rules.num_cards - exact_at} are left at move {exact_at}"
+            f"{rules.num_cards - exact_at} are left at move {exact_at}{hint}"
         )
     return rules
 

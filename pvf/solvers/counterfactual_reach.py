@@ -30,7 +30,7 @@ player 1 per history (player 2's is −u(h): zero-sum), the conditional mean
     ū(s) = Σ_{h∈s} π_c(h)·b_{−n}(h)·u_n(h) / c(s)   (0 where c(s) = 0)
 
 is what s's player expects from its histories under the opponent's belief
-(`history_means`: with u the value of random play below the PBS, the
+(`history_means` of `valued(u)`: with u the value of random play below the PBS, the
 rollout input of particle nets, `pvf.games.rollouts`); c(s)·ū(s) is that
 value in the targets' convention.
 """
@@ -66,16 +66,21 @@ class CounterfactualReach:
         """
         return _conditional_mean(self.matrix, b2, q2), _conditional_mean(self.matrix_t, b1, q1)
 
-    def history_means(self, b1: np.ndarray, b2: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(ū₁ [B, J1], ū₂ [B, J2]): each column's mean value of its histories (module docstring).
+    def valued(self, values: np.ndarray) -> CounterfactualReach:
+        """The same histories, each weight times `values` [H], player 1's value of the history (in the order the
+        columns and weights were given): `history_means`'s numerator, built once for fixed values."""
+        return CounterfactualReach(self.columns, self.weights * np.asarray(values, dtype=np.float64), self.sizes)
 
-        b1: [B, J1], b2: [B, J2] beliefs; values: [H] player 1's value of each history, in the order the
-        columns and weights were given (player 2's is its negative).
+    def history_means(
+        self, b1: np.ndarray, b2: np.ndarray, valued: CounterfactualReach
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(ū₁ [B, J1], ū₂ [B, J2]): each column's mean value of its histories (module docstring), for the values
+        `valued = self.valued(values)` holds (player 2's value is player 1's negative).
+
+        b1: [B, J1], b2: [B, J2] beliefs.
         """
-        valued = sp.csr_matrix((self.weights * np.asarray(values, dtype=np.float64), self.columns), shape=self.sizes)
-        c1, c2 = self(b1, b2)
-        totals = np.asarray(valued @ b2.T).T, -np.asarray(valued.T.tocsr() @ b1.T).T
-        return tuple(np.divide(t, c, out=np.zeros_like(t), where=c > 0) for t, c in zip(totals, (c1, c2)))
+        (t1, t2), (c1, c2) = valued(b1, b2), self(b1, b2)
+        return tuple(np.divide(t, c, out=np.zeros_like(t), where=c > 0) for t, c in ((t1, c1), (-t2, c2)))
 
 
 def _conditional_mean(matrix: sp.csr_matrix, belief: np.ndarray, features: np.ndarray) -> np.ndarray:

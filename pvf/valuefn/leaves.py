@@ -69,7 +69,7 @@ class TrunkLeaves:
             )
             self.present.append(game.leaf_parent[n] >= 0)
             self.private.append(features.private[n][game.leaf_infostates[n]])
-        self._rollout_values: tuple[tuple[str, int, float], np.ndarray] | None = None
+        self._rollout: tuple[tuple[str, int, float], CounterfactualReach] | None = None  # `rollout_means`' values
 
     @cached_property
     def reach(self) -> CounterfactualReach:
@@ -105,14 +105,12 @@ class TrunkLeaves:
     def rollout_means(self, flat: np.ndarray, game: str, depth: int, greed: float) -> np.ndarray:
         """[B, J1 + J2 + 1] each column's mean value of greed-β random play from its leaf histories under the
         opponent's beliefs in `flat` (0 in the last; `CounterfactualReach.history_means`); the histories' exact
-        values (`pvf.games.rollouts`, for `game` with leaves at move `depth`) are computed once per trunk."""
-        if self._rollout_values is None or self._rollout_values[0] != (game, depth, greed):
+        values (`pvf.games.rollouts`, for `game` with leaves at move `depth`) are weighed in once per trunk."""
+        if self._rollout is None or self._rollout[0] != (game, depth, greed):
             rules = rollout_rules(load_game(game), depth, "rollout inputs")
             paths = history_paths(self.trunk.tree, self.trunk.leaf_histories())
-            self._rollout_values = (game, depth, greed), play_values(rules, paths, None, greed=greed)
-        u1, u2 = self.reach.history_means(
-            flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad], self._rollout_values[1]
-        )
+            self._rollout = (game, depth, greed), self.reach.valued(play_values(rules, paths, None, greed=greed))
+        u1, u2 = self.reach.history_means(flat[:, : self.sizes[0]], flat[:, self.sizes[0] : self.pad], self._rollout[1])
         return np.concatenate([u1, u2, np.zeros((flat.shape[0], 1))], axis=1)
 
     def split(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

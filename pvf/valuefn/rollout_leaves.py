@@ -45,12 +45,8 @@ def rollout_leaves(
     `pvf.games.rollouts.EXACT_CARDS` cards left, checked here against the leaves' move `depth` where given),
     uniform or with the policy's `greed` β (`pvf.games.rollouts`); Goofspiel (points descending or ascending)
     only, else a PvfError."""
-    rules = rollout_rules(loaded, what="rollout leaves")
-    if draws is None and depth is not None:
-        try:
-            rollout_rules(loaded, depth, "rollout leaves")
-        except PvfError as exc:
-            raise PvfError(f"{exc}; give a number of draws instead") from None
+    exact_at = depth if draws is None else None
+    rules = rollout_rules(loaded, exact_at, "rollout leaves", "; give a number of draws instead")
 
     def leaves(setting: SparseSetting) -> Callable[[Trunk], LeafEvaluator]:
         def evaluator(trunk: Trunk) -> LeafEvaluator:

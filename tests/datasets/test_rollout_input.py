@@ -33,7 +33,7 @@ def test_history_means_are_the_weighted_means_of_each_columns_histories():
     reach = CounterfactualReach(columns, weights, (3, 2))
     b1, b2 = rng.random((2, 3)), rng.random((2, 2))
     b2[1, 1] = 0.0  # row 1 of the batch: column 1 of player 1 has no opponent belief left
-    u1, u2 = reach.history_means(b1, b2, values)
+    u1, u2 = reach.history_means(b1, b2, reach.valued(values))
     for b in range(2):
         for n, (u, own, other) in enumerate(((u1, b1, b2), (u2, b2, b1))):
             for j in range(own.shape[1]):
