@@ -97,7 +97,7 @@ def agent_bots(
     from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_particle_planner, make_planner
 
     if isinstance(spec, MMDSearchSpec):
-        search = mmd_search(loaded, spec.k, spec.eta, spec.alpha, spec.draws, seed)
+        search = mmd_search(loaded, spec.k, spec.eta, spec.alpha, spec.draws, seed, spec.greed)
         return [MMDSearchBot(search, player, seed) for player in (0, 1)]
 
     if isinstance(spec, AgentSpec):

@@ -16,6 +16,7 @@
               | greed (β ≥ 0 of rollout leaves' bidding policy, default 0: uniform; `pvf.games.rollouts`)
     MKEY   := k (belief samples per decision, default 10) | eta (step size, default 50) | alpha (the magnet's
               weight, default 0.01) | draws (sampled continuations per rollout value, default 64)
+              | greed (β ≥ 0 of the blueprint's bidding policy, default 0: uniform; `pvf.games.rollouts`)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
 defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
@@ -35,9 +36,9 @@ depth, every net of `leaves=` must be of that move; with a horizon the
 solves' leaves lie at successive moves, and each solve takes the mean of
 the nets trained at its leaves' move, or the `fallback` leaves where none
 was (a move with neither is refused when the agent is made). `mmds:` is MMD search
-(`pvf.agents.mmd_search`: one MMD update of the uniform blueprint from
-sampled beliefs and rollouts, the update-equivalence paper's planner; no
-subgame is solved; Goofspiel).
+(`pvf.agents.mmd_search`: one MMD update of the uniform blueprint, or of a
+greedier random one with `greed=β`, from sampled beliefs and rollouts, the
+update-equivalence paper's planner; no subgame is solved; Goofspiel).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ PARTICLE_KEYS = (
     "solver",
     "greed",
 )
-MMDS_KEYS = ("k", "eta", "alpha", "draws")
+MMDS_KEYS = ("k", "eta", "alpha", "draws", "greed")
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
 FALLBACKS = ("zero", "rollout")  # leaves at moves no net of a horizon agent was trained at
 
@@ -145,18 +146,22 @@ class ParticleAgentSpec:
 
 @dataclass(frozen=True)
 class MMDSearchSpec:
-    """A parsed `mmds:` SPEC: belief samples per decision, step size, magnet weight and sampled continuations
-    per rollout value (`pvf.agents.mmd_search.MMDSearch`; defaults the paper's for the uniform blueprint)."""
+    """A parsed `mmds:` SPEC: belief samples per decision, step size, magnet weight, sampled continuations
+    per rollout value and the blueprint's greed (`pvf.agents.mmd_search.MMDSearch`; defaults the paper's for
+    the uniform blueprint)."""
 
     k: int = 10
     eta: float = 50.0
     alpha: float = 0.01
     draws: int = 64
+    greed: float = 0.0
 
     @property
     def label(self) -> str:
-        """The spec written out in full (for tables and JSON)."""
-        return f"mmds:k={self.k},eta={self.eta:g},alpha={self.alpha:g},draws={self.draws}"
+        """The spec written out in full (for tables and JSON; greed only where it is not 0)."""
+        return f"mmds:k={self.k},eta={self.eta:g},alpha={self.alpha:g},draws={self.draws}" + (
+            f",greed={self.greed:g}" if self.greed else ""
+        )
 
 
 def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec | MMDSearchSpec:
@@ -232,9 +237,11 @@ def _parse_particles(text: str) -> ParticleAgentSpec:
 def _parse_mmds(text: str) -> MMDSearchSpec:
     fields = _fields(text, "mmds", MMDS_KEYS)
     values: dict = {key: _integer(text, key, fields[key]) for key in ("k", "draws") if key in fields}
-    values.update({key: _number(text, key, fields[key]) for key in ("eta", "alpha") if key in fields})
+    values.update({key: _number(text, key, fields[key]) for key in ("eta", "alpha", "greed") if key in fields})
     if values.get("eta", 1.0) <= 0 or values.get("alpha", 0.0) < 0:
         raise PvfError(f"agent {text!r}: eta must be positive and alpha non-negative")
+    if not values.get("greed", 0.0) >= 0:
+        raise PvfError(f"agent {text!r}: greed is the blueprint's β ≥ 0")
     return MMDSearchSpec(**values)
 
 

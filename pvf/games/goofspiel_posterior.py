@@ -1,4 +1,4 @@
-"""The opponent's hidden bids in imperfect-information Goofspiel, drawn uniformly among those an infostate allows.
+"""The opponent's hidden bids in imperfect-information Goofspiel, drawn from the posterior an infostate gives them.
 
 An infostate of player p is p's own bids and each completed round's outcome
 (who bid higher); the opponent's bids are hidden. Under a uniform prior
@@ -12,6 +12,13 @@ exactly, without rejection:
     last completed round T), memoised per infostate;
   - round t's card is drawn with probability N(t + 1, S ∪ {c}) / N(t, S),
     which makes the whole sequence uniform.
+Under a random opponent that bids card c of its hand with probability
+p(c | S) = exp(τ·c) / Σ_{c' ∉ S} exp(τ·c') each round (`tilt` τ: the
+greedy rollout policy's log-weight per face value, `pvf.games.rollouts`)
+the same recursion with each step weighted, W(t, S) = Σ_c p(c | S)·
+W(t + 1, S ∪ {c}), and draws with probability p(c | S)·W(t + 1, S ∪ {c}) /
+W(t, S) give the exact posterior; τ = 0 is the uniform case (integer
+counts, the same draws).
 IS-MCTS's resampler (`pvf.agents.ismcts`) and MMD search's beliefs
 (`pvf.agents.mmd_search`) draw from it.
 """
@@ -35,16 +42,23 @@ def infostate_of(rules: GoofspielRules, history: Sequence[int], player: int) -> 
 
 
 def sample_hidden_bids(
-    rules: GoofspielRules, player: int, own: Sequence[int], outcomes: Sequence[int], rng: np.random.Generator
+    rules: GoofspielRules,
+    player: int,
+    own: Sequence[int],
+    outcomes: Sequence[int],
+    rng: np.random.Generator,
+    tilt: float = 0.0,
 ) -> list[int]:
-    """The opponent's bids in the completed rounds, drawn uniformly among those consistent with `player`'s bids
-    `own` and the rounds' `outcomes` (module docstring)."""
+    """The opponent's bids in the completed rounds consistent with `player`'s bids `own` and the rounds'
+    `outcomes`, drawn from their posterior under a random opponent with log-weight `tilt` per face value
+    (0: uniformly among them; module docstring)."""
     own, outcomes = tuple(own), tuple(outcomes)
-    counts = _completions(rules.num_cards, player, own, outcomes)
+    counts = _completions(rules.num_cards, player, own, outcomes, float(tilt))
+    step = _step_weight(rules.num_cards, float(tilt))
     used, hidden = 0, []
     for t in range(len(own)):
         cards = _candidates(rules.num_cards, player, own[t], outcomes[t], used)
-        weights = np.array([counts(t + 1, used | (1 << c)) for c in cards], dtype=np.float64)
+        weights = np.array([step(c, used) * counts(t + 1, used | (1 << c)) for c in cards], dtype=np.float64)
         c = cards[draw_index(weights, rng)]
         hidden.append(c)
         used |= 1 << c
@@ -64,14 +78,32 @@ def _candidates(num_cards: int, player: int, own: int, outcome: int, used: int) 
     return out
 
 
-@functools.lru_cache(maxsize=256)
-def _completions(num_cards: int, player: int, own: tuple[int, ...], outcomes: tuple[int, ...]):
-    """N(t, S) of the module docstring for one infostate (memoised)."""
+@functools.lru_cache(maxsize=16)
+def _step_weight(num_cards: int, tilt: float):
+    """p(c | S) of the module docstring as a function of (c, S's bit mask); 1 for every card where `tilt` is 0
+    (the uniform case's integer counts)."""
+    if not tilt:
+        return lambda card, used: 1
+    log_weight = tilt * np.arange(num_cards, dtype=np.float64)
 
     @functools.cache
-    def count(t: int, used: int) -> int:
+    def step(card: int, used: int) -> float:
+        hand = [c for c in range(num_cards) if not used >> c & 1]
+        return float(np.exp(log_weight[card] - np.logaddexp.reduce(log_weight[hand])))
+
+    return step
+
+
+@functools.lru_cache(maxsize=256)
+def _completions(num_cards: int, player: int, own: tuple[int, ...], outcomes: tuple[int, ...], tilt: float):
+    """N(t, S) (W(t, S) where `tilt` is not 0) of the module docstring for one infostate (memoised)."""
+    step = _step_weight(num_cards, tilt)
+
+    @functools.cache
+    def count(t: int, used: int) -> float:
         if t == len(own):
             return 1
-        return sum(count(t + 1, used | (1 << c)) for c in _candidates(num_cards, player, own[t], outcomes[t], used))
+        cards = _candidates(num_cards, player, own[t], outcomes[t], used)
+        return sum(step(c, used) * count(t + 1, used | (1 << c)) for c in cards)
 
     return count

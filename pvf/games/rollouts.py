@@ -58,6 +58,12 @@ def rollout_rules(
     return rules
 
 
+def bid_tilt(rules: GoofspielRules, greed: float) -> float:
+    """The rollout policy's log-weight per card face value for `greed` β: β where points descend, −β where they
+    ascend (module docstring)."""
+    return greed if rules.order == "descending" else -greed
+
+
 def history_paths(tree: PublicTree, histories: np.ndarray) -> np.ndarray:
     """[H, L] the action paths from the tree's root of `histories` [H], all at one level L."""
     histories = np.asarray(histories, dtype=np.int64)
@@ -120,7 +126,7 @@ def play_values(
         np.broadcast_to(cards, (len(codes), n))[(mask[:, None] >> cards & 1) == 0].reshape(len(codes), m)
         for mask in (pair >> n, pair & ((1 << n) - 1))
     ]  # [U, m] each player's cards left, ascending
-    tilt = greed if rules.order == "descending" else -greed  # each card's log-weight per face value
+    tilt = bid_tilt(rules, greed)  # each card's log-weight per face value
     weights = None  # [U, m!²] the probability of each pair of orders (exact values with greed only)
     if draws is None:
         orders = np.array(list(itertools.permutations(range(m))), dtype=np.int64)  # [m!, m]
