@@ -28,10 +28,11 @@ the game), iterations, solver (cfr+ or mmd: MMD search),
 min_live, explore, engine and replan, e.g. `--agent
 particles:k=16,leaves=rollout,horizon=1` (Goofspiel-13).
 Or mmds[:KEY=VALUE,...], MMD search (Goofspiel; one MMD update of the
-uniform blueprint on action values from belief samples and rollouts, no
-subgame solved), with k (belief samples, default 10), eta (default 50),
-alpha (default 0.01) and draws (rollouts per value, default 64), e.g.
-`--agent mmds:eta=5`.
+blueprint on action values from belief samples and rollouts, no subgame
+solved), with k (belief samples, default 10), eta (default 50), alpha
+(default 0.01), draws (rollouts per value, default 64) and greed (the
+blueprint bids card c with probability ∝ exp(β·c), high cards on high
+prizes; default 0: uniform), e.g. `--agent mmds:greed=0.5`.
 An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
 `ismcts` (information-set MCTS, 1,000 simulations, random rollouts;
 `ismcts:sims=N` sets the simulations; in Goofspiel OpenSpiel's Python bot
