@@ -92,13 +92,12 @@ def agent_bots(
     """The pvf agent a SPEC names as a `pyspiel.Bot` of each seat, both on one planner (a checkpoint loaded
     once); an exact-range agent needs the public tree (built here where `tree` is None)."""
     from pvf.agents.bot import ParticleBot, ResolvingBot
-    from pvf.agents.mmd_search import MMDSearchBot, mmd_search
+    from pvf.agents.mmd_search import MMDSearchBot
     from pvf.agents.particle_agent import ParticleResolver
-    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_particle_planner, make_planner
+    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_mmd_search, make_particle_planner, make_planner
 
     if isinstance(spec, MMDSearchSpec):
-        search = mmd_search(loaded, spec.k, spec.eta, spec.alpha, spec.draws, seed, spec.greed)
-        return [MMDSearchBot(search, player, seed) for player in (0, 1)]
+        return [MMDSearchBot(make_mmd_search(spec, loaded, seed), player, seed) for player in (0, 1)]
 
     if isinstance(spec, AgentSpec):
         tree = build_public_tree(loaded.game_string) if tree is None else tree

@@ -37,6 +37,7 @@ infostate, so the strategy is a function of the infostate and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,12 @@ class MMDSearch:
         """[..., A] the blueprint's probabilities of the cards of `hand` [..., A] (module docstring)."""
         scores = bid_tilt(self.rules, self.greed) * np.asarray(hand, dtype=np.float64)
         return np.exp(scores - np.logaddexp.reduce(scores, axis=-1, keepdims=True))
+
+    def blueprint_strategy(self, history: tuple[int, ...], player: int) -> dict[int, float]:
+        """{card: probability}: the blueprint at `player`'s infostate after the turn-based `history`."""
+        own, _ = infostate_of(self.rules, history, player)
+        hand = np.setdiff1d(np.arange(self.rules.num_cards), own)
+        return dict(zip(hand.tolist(), self.blueprint(hand).tolist(), strict=True))
 
     def action_values(self, history: tuple[int, ...], player: int) -> tuple[np.ndarray, np.ndarray]:
         """(actions [A] ascending, q [A]): `player`'s estimated values of its legal cards after the turn-based
@@ -151,9 +158,17 @@ class MMDSearchBot(SeatBot):
 def search_policy(tree: PublicTree, search: MMDSearch) -> dict[str, dict[int, float]]:
     """MMD search's strategy at every decision infostate of both seats of an enumerable Goofspiel,
     `{information-state string: {action: probability}}` (for OpenSpiel's `nash_conv`)."""
+    return infostate_policy(tree, search.strategy)
+
+
+def infostate_policy(
+    tree: PublicTree, strategy: Callable[[tuple[int, ...], int], dict[int, float]]
+) -> dict[str, dict[int, float]]:
+    """`strategy(history, seat)` at every decision infostate of both seats (read at one history of each),
+    `{information-state string: {action: probability}}`."""
     policy: dict[str, dict[int, float]] = {}
     for seat in (0, 1):
         for i in np.unique(tree.infostate[tree.player == seat, seat]).tolist():
             history = tuple(history_actions(tree, int(tree.infostate_history[seat][i])))
-            policy[tree.infostate_strings[seat][i]] = search.strategy(history, seat)
+            policy[tree.infostate_strings[seat][i]] = strategy(history, seat)
     return policy

@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pvf.agents.mmd_search import MMDSearch, mmd_search
 from pvf.agents.particle_agent import ParticlePlanner
 from pvf.agents.resolving import REPLANS, Planner
 from pvf.errors import PvfError
@@ -411,3 +412,8 @@ def _paper_depth(game: str) -> int:
         if canonical_game_string(paper.game) == canonical_game_string(game):
             return paper.fig3_depth
     raise PvfError(f"no default depth limit for {game!r}; give the agent depth=N (the trunk leaves' move number)")
+
+
+def make_mmd_search(spec: MMDSearchSpec, loaded: LoadedGame, seed: int) -> MMDSearch:
+    """The `MMDSearch` an `mmds:` SPEC describes in `loaded`, its decisions seeded by `seed`."""
+    return mmd_search(loaded, spec.k, spec.eta, spec.alpha, spec.draws, seed, spec.greed)

@@ -132,10 +132,10 @@ def run(args: argparse.Namespace) -> int:
 def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
     import pyspiel
 
-    from pvf.agents.mmd_search import mmd_search, search_policy
+    from pvf.agents.mmd_search import search_policy
     from pvf.agents.particle_agent import particle_policy
     from pvf.agents.resolving import agent_policy
-    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_particle_planner, make_planner
+    from pvf.agents.spec import AgentSpec, MMDSearchSpec, make_mmd_search, make_particle_planner, make_planner
     from pvf.outputs import disk_errors
     from pvf.solvers.best_response import nash_conv
     from pvf.solvers.sequence_form import build_sequence_game
@@ -150,7 +150,7 @@ def _exploitability(tree, spec, args: argparse.Namespace) -> dict:
         policy, solves = agent_policy(tree, planner)
         depth = planner.depth
     elif isinstance(spec, MMDSearchSpec):
-        policy = search_policy(tree, mmd_search(tree.loaded, spec.k, spec.eta, spec.alpha, spec.draws, args.seed))
+        policy = search_policy(tree, make_mmd_search(spec, tree.loaded, args.seed))
         solves = 0
     else:
         planner = make_particle_planner(spec, tree.loaded)

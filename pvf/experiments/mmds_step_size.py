@@ -31,25 +31,13 @@ from matplotlib.figure import Figure
 from open_spiel.python import policy as openspiel_policy
 from open_spiel.python.algorithms import exploitability
 
-from pvf.agents.mmd_search import MMDSearch, mmd_search, search_policy
-from pvf.games.particle_tree import history_actions
-from pvf.games.public_tree import PublicTree, build_public_tree
+from pvf.agents.mmd_search import infostate_policy, mmd_search, search_policy
+from pvf.games.public_tree import build_public_tree
 from pvf.module_main import run_module
 from pvf.results import write_csv
 from pvf.solvers.tabular import to_openspiel
 
 ALPHA = 0.01  # the paper's magnet weight for the uniform blueprint
-
-
-def blueprint_policy(tree: PublicTree, search: MMDSearch) -> dict[str, dict[int, float]]:
-    """The blueprint MMD search updates, at every decision infostate of both seats (as `search_policy`)."""
-    policy: dict[str, dict[int, float]] = {}
-    for seat in (0, 1):
-        for i in np.unique(tree.infostate[tree.player == seat, seat]).tolist():
-            history = history_actions(tree, int(tree.infostate_history[seat][i]))
-            hand = np.setdiff1d(np.arange(search.rules.num_cards), history[seat::2])
-            policy[tree.infostate_strings[seat][i]] = dict(zip(hand.tolist(), search.blueprint(hand).tolist()))
-    return policy
 
 
 def plot_step_sizes(rows: Sequence[dict[str, Any]], path: str | Path, title: str) -> None:
@@ -102,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = {(float(r["greed"]), int(r["samples"]), float(r["eta"]), int(r["seed"])) for r in rows}
     for greed in (float(g) for g in args.greed.split(",")):
         searcher = mmd_search(tree.loaded, 1, 1.0, ALPHA, 64, 0, greed)  # only its blueprint is used
-        blueprint = float(pyspiel.nash_conv(game, to_openspiel(blueprint_policy(tree, searcher))))
+        blueprint = float(pyspiel.nash_conv(game, to_openspiel(infostate_policy(tree, searcher.blueprint_strategy))))
         for k in (int(s) for s in args.samples.split(",")):
             for eta in (float(e) for e in args.etas.split(",")):
                 for seed in range(args.seeds):

@@ -24,41 +24,21 @@ from pvf.games.particle_tree import history_actions
 from pvf.games.rollouts import history_paths
 from pvf.solvers.tabular import to_openspiel
 from tests.conftest import GOOF4, GOOF5, cached_tree
-from tests.games.test_rollouts import openspiel_greedy_value, openspiel_uniform_value, state_after
+from tests.games.test_rollouts import openspiel_greedy_value, state_after
 
 GREED = 1.3  # Goofspiel-4's points descend: each bid card c with probability ∝ exp(1.3·c)
 
 
-def openspiel_action_values(tree, infostate: int, player: int) -> dict[int, float]:
-    """{card: player's expected return} of playing the card, then uniform play by both, averaged uniformly over
-    the infostate's histories (a uniform opponent's posterior) and the opponent's current bid, by OpenSpiel."""
-    game = tree.loaded.sequential
-    members = np.flatnonzero(tree.infostate[:, player] == infostate)
-    values: dict[int, list[float]] = {}
-    for path in history_paths(tree, members).tolist():
-        state = state_after(game, path)
-        if player == 1:  # the pending bid is part of the history; the round's start is one action back
-            state = state_after(game, path[:-1])
-        for a in state_after(game, path).legal_actions():
-            if player == 0:
-                children = [state.child(a).child(b) for b in state.child(a).legal_actions()]
-            else:
-                children = [state.child(b).child(a) for b in state.legal_actions()]
-            sign = 1.0 if player == 0 else -1.0
-            values.setdefault(a, []).append(np.mean([sign * openspiel_uniform_value(c) for c in children]))
-    return {a: float(np.mean(v)) for a, v in values.items()}
+def softmax_probability(state: pyspiel.State, action: int, tilt: float = GREED) -> float:
+    """The greedy policy's probability of `action` among the legal bids at `state` (∝ exp(tilt·card))."""
+    weights = np.exp(tilt * np.array(state.legal_actions(), dtype=float))
+    return float(np.exp(tilt * action) / weights.sum())
 
 
-def softmax_probability(state: pyspiel.State, action: int) -> float:
-    """The greedy policy's probability of `action` among the legal bids at `state` (∝ exp(GREED·card))."""
-    weights = np.exp(GREED * np.array(state.legal_actions(), dtype=float))
-    return float(np.exp(GREED * action) / weights.sum())
-
-
-def openspiel_greedy_action_values(tree, infostate: int, player: int) -> dict[int, float]:
-    """{card: player's expected return} of playing the card, then the greedy policy by both, over the infostate's
-    histories weighted by the opponent's greedy probability of its bids (the blueprint's posterior) and the
-    opponent's current bid drawn from the greedy policy, by OpenSpiel's states."""
+def openspiel_action_values(tree, infostate: int, player: int, tilt: float = 0.0) -> dict[int, float]:
+    """{card: player's expected return} of playing the card, then the softmax policy with `tilt` by both (0:
+    uniform play), over the infostate's histories weighted by the opponent's probability of its bids under that
+    policy (the blueprint's posterior) and the opponent's current bid drawn from it, by OpenSpiel's states."""
     game = tree.loaded.sequential
     opponent = 1 - player
     members = np.flatnonzero(tree.infostate[:, player] == infostate)
@@ -69,17 +49,17 @@ def openspiel_greedy_action_values(tree, infostate: int, player: int) -> dict[in
         weight, state = 1.0, game.new_initial_state()
         for a in start:
             if state.current_player() == opponent:
-                weight *= softmax_probability(state, a)
+                weight *= softmax_probability(state, a, tilt)
             state.apply_action(a)
         total += weight
         for a in state_after(game, path).legal_actions():
             if player == 0:
                 after = state.child(a)
-                pairs = [(softmax_probability(after, b), after.child(b)) for b in after.legal_actions()]
+                pairs = [(softmax_probability(after, b, tilt), after.child(b)) for b in after.legal_actions()]
             else:
-                pairs = [(softmax_probability(state, b), state.child(b).child(a)) for b in state.legal_actions()]
+                pairs = [(softmax_probability(state, b, tilt), state.child(b).child(a)) for b in state.legal_actions()]
             sign = 1.0 if player == 0 else -1.0
-            value = sum(p * sign * openspiel_greedy_value(c, GREED) for p, c in pairs)
+            value = sum(p * sign * openspiel_greedy_value(c, tilt) for p, c in pairs)
             weighted[a] = weighted.get(a, 0.0) + weight * value
     return {a: v / total for a, v in weighted.items()}
 
@@ -201,7 +181,7 @@ def test_a_greedy_blueprints_action_values_are_openspiels():
                 continue
             search = exact_search if draws_only else sampled_search
             actions, q = search.action_values(history, player)
-            expected = [openspiel_greedy_action_values(tree, i, player)[a] for a in actions.tolist()]
+            expected = [openspiel_action_values(tree, i, player, GREED)[a] for a in actions.tolist()]
             np.testing.assert_allclose(q, expected, atol=1e-12 if draws_only else 4.5 / np.sqrt(2000))
             checked += 1
     assert checked >= 12
@@ -255,6 +235,16 @@ def test_specs_matches_and_the_command():
     policy = search_policy(tree, MMDSearch(rules_of(tree.loaded), samples=10, eta=5.0))
     assert report["nash_conv"] == pytest.approx(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy)))
     assert report["pvf_nash_conv"] == pytest.approx(report["nash_conv"], abs=1e-9)
+    greedy = subprocess.run(
+        [sys.executable, "-m", "pvf.cli", "play", "exploitability", "--game", "goofspiel4", "--agent"]
+        + ["mmds:eta=5,greed=1", "--json"],
+        capture_output=True,
+        check=True,
+    )
+    policy = search_policy(tree, MMDSearch(rules_of(tree.loaded), samples=10, eta=5.0, greed=1.0))
+    greedy_conv = json.loads(greedy.stdout)["nash_conv"]
+    assert greedy_conv == pytest.approx(pyspiel.nash_conv(tree.loaded.sequential, to_openspiel(policy)))
+    assert abs(greedy_conv - report["nash_conv"]) > 0.01  # the greed reaches the judged policy
     refused = subprocess.run(
         [sys.executable, "-m", "pvf.cli", "play", "--game", "kuhn_poker", "--agent", "mmds", "--opponent", "random"],
         capture_output=True,
