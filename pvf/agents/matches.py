@@ -2,7 +2,7 @@
 
 Game i seats the agent as player i mod 2 and is played by OpenSpiel's
 `evaluate_bots` with seed `seed·1,000,003 + i`; an OpenSpiel opponent
-(`random`, `ismcts[:sims=N]`, `mcts`) is built afresh for each game from
+(`random`, `ismcts[:sims=N,greed=β]`, `mcts`) is built afresh for each game from
 that game's seed, and a pvf agent's decisions are functions of its
 infostates (seeded by them, `pvf.agents.particle_agent`,
 `pvf.agents.resolving`) and its draws from them are reseeded per game
@@ -48,20 +48,33 @@ class GameResult:
 
 
 def openspiel_bot_name(text: str) -> str | None:
-    """The OpenSpiel bot an opponent SPEC names (`ismcts:sims=N` too), or None for a pvf agent SPEC."""
+    """The OpenSpiel bot an opponent SPEC names (`ismcts:sims=N,greed=β` too), or None for a pvf agent SPEC."""
     name = text.partition(":")[0]
     return name if name in OPENSPIEL_BOTS and (name == "ismcts" or ":" not in text) else None
 
 
-def ismcts_simulations(text: str) -> int:
-    """The simulations of an `ismcts[:sims=N]` opponent; a one-line PvfError where N is not a positive integer."""
+def ismcts_options(text: str) -> tuple[int, float]:
+    """The simulations and greed of an `ismcts[:sims=N,greed=β]` opponent; a one-line PvfError where N is not a
+    positive integer, β not a number ≥ 0, or another key is given."""
     _, _, rest = text.partition(":")
-    if not rest:
-        return ISMCTS_SIMULATIONS
-    key, _, value = rest.partition("=")
-    if key != "sims" or not value.isdigit() or int(value) < 1:
-        raise PvfError(f"opponent {text!r}: IS-MCTS takes sims=N, N a positive integer (default {ISMCTS_SIMULATIONS})")
-    return int(value)
+    simulations, greed = ISMCTS_SIMULATIONS, 0.0
+    usage = f"IS-MCTS takes sims=N (a positive integer, default {ISMCTS_SIMULATIONS}) and greed=β (≥ 0, default 0)"
+    for field in rest.split(",") if rest else []:
+        key, _, value = field.partition("=")
+        if key == "sims" and value.isdigit() and int(value) >= 1:
+            simulations = int(value)
+        elif key == "greed" and _non_negative(value):
+            greed = float(value)
+        else:
+            raise PvfError(f"opponent {text!r}: {usage}")
+    return simulations, greed
+
+
+def _non_negative(value: str) -> bool:
+    try:
+        return float(value) >= 0.0 and math.isfinite(float(value))
+    except ValueError:
+        return False
 
 
 def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pyspiel.Bot:
@@ -76,9 +89,11 @@ def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pysp
     if name == "random":
         return pyspiel.make_uniform_random_bot(player, seed)
     if name == "ismcts":
-        simulations = ismcts_simulations(text)
+        simulations, greed = ismcts_options(text)
         if rules_of(loaded) is not None:  # Goofspiel lacks ResampleFromInfostate: pvf's resampler
-            return ismcts_bot(loaded, player, simulations, seed)
+            return ismcts_bot(loaded, player, simulations, seed, greed)
+        if greed:
+            raise PvfError(f"opponent {text!r}: greed models a Goofspiel player; {loaded.game_string} is not Goofspiel")
         return pyspiel.ISMCTSBot(seed, pyspiel.RandomRolloutEvaluator(1, seed), UCT_C, simulations)
     if name == "mcts":
         evaluator = pyspiel.RandomRolloutEvaluator(1, seed)

@@ -36,7 +36,9 @@ prizes; default 0: uniform), e.g. `--agent mmds:greed=0.5`.
 An opponent is a SPEC, one of OpenSpiel's bots, `random` (uniform),
 `ismcts` (information-set MCTS, 1,000 simulations, random rollouts;
 `ismcts:sims=N` sets the simulations; in Goofspiel OpenSpiel's Python bot
-with pvf's uniform resampler, `pvf.agents.ismcts`, elsewhere its C++ one) or
+with pvf's uniform resampler, `pvf.agents.ismcts`, elsewhere its C++ one;
+`ismcts:greed=β` in Goofspiel: its resampler and rollouts model players who
+bid card c with probability ∝ exp(β·c), as `mmds:greed=β`'s blueprint) or
 `mcts` (OpenSpiel's MCTSBot, the same budget: it searches the true state,
 so it sees the agent's private information, a cheating benchmark), or
 `human`: you, at the terminal, shown what your player sees and asked for a
@@ -94,11 +96,11 @@ def run(args: argparse.Namespace) -> int:
         if args.save_policy is not None:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
-    from pvf.agents.matches import ismcts_simulations, openspiel_bot_name
+    from pvf.agents.matches import ismcts_options, openspiel_bot_name
 
     bot_name = None if args.opponent is None else openspiel_bot_name(args.opponent)
     if bot_name == "ismcts":
-        ismcts_simulations(args.opponent)
+        ismcts_options(args.opponent)
     opponent = None if args.opponent is None or bot_name is not None else parse_agent(args.opponent)
     loaded = load_game(args.game)
     # The particle agent and MMD search need no public tree to play; judging them exactly, or an exact-range

@@ -1,5 +1,7 @@
 """The IS-MCTS opponent's resampler: uniform over the histories of the searcher's infostate (Goofspiel-4's
-public tree enumerates them), and OpenSpiel's Python IS-MCTS bot plays Goofspiel with it."""
+public tree enumerates them), or their posterior under a greedier random opponent, its tilted rollouts' values
+against an expectation walked on OpenSpiel's states, and OpenSpiel's Python IS-MCTS bot plays Goofspiel with
+them."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import numpy as np
 import pyspiel
 import pytest
 
-from pvf.agents.ismcts import GoofspielResampler, ismcts_bot
+from pvf.agents.ismcts import GoofspielResampler, TiltedRolloutEvaluator, ismcts_bot
+from pvf.agents.matches import ismcts_options, openspiel_bot
 from pvf.errors import PvfError
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import load_game
-from pvf.games.rollouts import history_paths
+from pvf.games.rollouts import bid_tilt, history_paths
 
 
 def state_after(game: pyspiel.Game, path) -> pyspiel.State:
@@ -21,12 +24,26 @@ def state_after(game: pyspiel.Game, path) -> pyspiel.State:
     return state
 
 
-@pytest.mark.parametrize("level", [2, 3, 4, 5])
-def test_resampled_worlds_are_uniform_over_the_infostate(goof4, level):
+def tilted_probability(game: pyspiel.Game, path, player: int, tilt: float) -> float:
+    """The probability of the opponent's actions on `path` when it bids card a with probability ∝ exp(tilt·a)
+    among its legal actions (walked on OpenSpiel's states; the searcher's own actions are given)."""
+    state, probability = game.new_initial_state(), 1.0
+    for a in path:
+        if state.current_player() != player:
+            weights = np.exp(tilt * np.asarray(state.legal_actions(), dtype=np.float64))
+            probability *= np.exp(tilt * a) / weights.sum()
+        state.apply_action(int(a))
+    return probability
+
+
+@pytest.mark.parametrize("level,greed", [(2, 0.0), (3, 0.0), (4, 0.0), (5, 0.0), (3, 1.0), (4, 1.0), (5, 0.5)])
+def test_resampled_worlds_follow_the_posterior_of_the_infostate(goof4, level, greed):
     """At every level, the infostate of the acting player with the most histories: 4,000 draws, each in the
-    infostate, each history drawn within 5 standard errors of its uniform share."""
+    infostate, each history drawn within 5 standard errors of its share: uniform (greed 0), or its opponent
+    actions' probability under the greedier random player, normalised over the infostate."""
     game = goof4.loaded.sequential
-    resampler = GoofspielResampler(rules_of(goof4.loaded), game, seed=level)
+    tilt = bid_tilt(rules_of(goof4.loaded), greed)
+    resampler = GoofspielResampler(rules_of(goof4.loaded), game, seed=level, tilt=tilt)
     player = level % 2
     at_level = np.flatnonzero((goof4.level == level) & (goof4.player == player))
     infostates, sizes = np.unique(goof4.infostate[at_level, player], return_counts=True)
@@ -43,21 +60,59 @@ def test_resampled_worlds_are_uniform_over_the_infostate(goof4, level):
         key = tuple(world.history())
         counts[key] = counts.get(key, 0) + 1
     assert set(counts) == paths
-    share = 1.0 / len(paths)
-    error = np.sqrt(share * (1 - share) / draws)
-    assert max(abs(c / draws - share) for c in counts.values()) < 5 * error
+    prior = {p: tilted_probability(game, p, player, tilt) for p in paths}
+    for path, count in counts.items():
+        share = prior[path] / sum(prior.values())
+        assert abs(count / draws - share) < 5 * np.sqrt(share * (1 - share) / draws)
+    if greed:
+        assert max(prior.values()) > 2 * min(prior.values())  # the tilt matters at this infostate
 
 
-def test_openspiels_ismcts_plays_goofspiel_with_the_resampler():
-    """Against the uniform random bot, 20 games of Goofspiel-5, seats swapped: IS-MCTS (200 simulations) wins on
-    average (a search that ignored its infostate or crashed would not)."""
+def exact_tilted_value(state: pyspiel.State, tilt: float) -> float:
+    """Player 1's expected return when both players bid card a with probability ∝ exp(tilt·a) from `state`."""
+    if state.is_terminal():
+        return state.returns()[0]
+    legal = np.asarray(state.legal_actions(), dtype=np.float64)
+    weights = np.exp(tilt * legal)
+    return sum(w / weights.sum() * exact_tilted_value(state.child(int(a)), tilt) for a, w in zip(legal, weights))
+
+
+@pytest.mark.parametrize("tilt", [0.0, 1.5])
+def test_tilted_rollouts_estimate_the_greedier_players_value(tilt):
+    """From Goofspiel-4's root and after one round: the mean of 4,000 rollouts within 5 standard errors of the
+    expectation walked exactly on OpenSpiel's states; the prior is uniform over the legal actions. After the
+    round the tilt turns player 1's expectation from -0.22 to +0.33, so rollouts that ignored it would fail."""
+    game = load_game("goofspiel4").sequential
+    evaluator = TiltedRolloutEvaluator(tilt, np.random.RandomState(0))
+    for path in ([], [0, 3]):
+        state = state_after(game, path)
+        returns = np.array([evaluator.evaluate(state)[0] for _ in range(4000)])
+        assert abs(returns.mean() - exact_tilted_value(state, tilt)) < 5 * returns.std() / np.sqrt(len(returns))
+        assert evaluator.prior(state) == [(a, 1.0 / len(state.legal_actions())) for a in state.legal_actions()]
+    assert exact_tilted_value(state, 1.5) - exact_tilted_value(state, 0.0) > 0.5
+
+
+def test_ismcts_options_parse_and_refuse_with_the_usage():
+    assert ismcts_options("ismcts") == (1000, 0.0)
+    assert ismcts_options("ismcts:sims=20,greed=0.5") == (20, 0.5)
+    for bad in ("ismcts:sims=0", "ismcts:greed=-1", "ismcts:greed=x", "ismcts:depth=2"):
+        with pytest.raises(PvfError, match="IS-MCTS takes sims=N"):
+            ismcts_options(bad)
+    with pytest.raises(PvfError, match="not Goofspiel"):
+        openspiel_bot("ismcts:greed=1", load_game("kuhn_poker"), 0, 0)
+
+
+@pytest.mark.parametrize("greed", [0.0, 0.5])
+def test_openspiels_ismcts_plays_goofspiel_with_the_resampler(greed):
+    """Against the uniform random bot, 20 games of Goofspiel-5, seats swapped: IS-MCTS (200 simulations; uniform
+    or greedier opponent model) wins on average (a search that ignored its infostate or crashed would not)."""
     loaded = load_game("goofspiel5")
     game = loaded.sequential
     returns = []
     for i in range(20):
         seat = i % 2
         bots = [pyspiel.make_uniform_random_bot(p, 100 + i) for p in (0, 1)]
-        bots[seat] = ismcts_bot(loaded, seat, 200, seed=i)
+        bots[seat] = ismcts_bot(loaded, seat, 200, seed=i, greed=greed)
         returns.append(pyspiel.evaluate_bots(game.new_initial_state(), bots, i)[seat])
     assert np.mean(returns) > 0.3
 
