@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+import numpy as np
 from matplotlib.figure import Figure
 from tqdm import tqdm
 
@@ -112,22 +113,35 @@ def short_label(spec: str) -> str:
     return re.sub(r"[^,=+@:]*/([^/,=+@:]+\.ckpt)", r"\1", spec)
 
 
+def wrapped(spec: str, width: int = 48) -> str:
+    """A SPEC's label on lines of at most about `width` characters, broken after its commas."""
+    lines = [""]
+    for part in short_label(spec).split(","):
+        piece = part if not lines[-1] else "," + part
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines[-1] += ","
+            lines.append(part)
+        else:
+            lines[-1] += piece
+    return "\n".join(lines)
+
+
 def plot_matches(rows: Sequence[dict], path: Path, game: str) -> None:
     """Mean return per pairing with its 95% interval (horizontal bars)."""
-    fig = Figure(figsize=(8, 1.2 + 0.5 * len(rows)))
+    labels = [f"{wrapped(r['agent'])}\nvs {wrapped(r['opponent'])}" for r in rows]
+    spans = np.array([max(1.0, (label.count("\n") + 1) / 2) for label in labels])  # a row per two label lines
+    y = np.cumsum(spans) - spans / 2
+    fig = Figure(figsize=(8, 1.2 + 0.5 * spans.sum()), layout="constrained")
     ax = fig.subplots()
-    labels = [f"{short_label(r['agent'])}\nvs {short_label(r['opponent'])}" for r in rows]
-    y = range(len(rows))
-    ax.errorbar([r["mean_return"] for r in rows], list(y), xerr=[r["ci95"] for r in rows], fmt="o", capsize=4)
+    ax.errorbar([r["mean_return"] for r in rows], y, xerr=[r["ci95"] for r in rows], fmt="o", capsize=4)
     ax.axvline(0.0, color="grey", lw=0.8)
-    ax.set_yticks(list(y), labels, fontsize=7)
-    ax.invert_yaxis()
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.set_ylim(spans.sum(), 0)  # the first pairing on top
     ax.set_xlabel("agent's mean return per game (95% interval)")
     games = sorted({int(r["games"]) for r in rows})
     fig.suptitle(  # over the whole figure: the labels make the axes narrow
         f"{game}:\n{'–'.join(map(str, games[:: max(len(games) - 1, 1)]))} games per pairing, seats swapped", fontsize=9
     )
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 

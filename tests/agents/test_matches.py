@@ -8,7 +8,7 @@ import pytest
 
 from pvf.agents.spec import parse_agent
 from pvf.errors import PvfError
-from pvf.experiments.match_table import main, pairing_lock, play_pairing, short_label
+from pvf.experiments.match_table import main, pairing_lock, play_pairing, short_label, wrapped
 from pvf.games.loading import load_game
 from pvf.outputs import output_lock
 
@@ -89,3 +89,6 @@ def test_the_figure_names_checkpoints_by_their_file_names():
     spec = "particles:k=16,leaves=runs/a/u0.ckpt+/tmp/b/u1.ckpt,horizon=1,fallback=rollout"
     assert short_label(spec) == "particles:k=16,leaves=u0.ckpt+u1.ckpt,horizon=1,fallback=rollout"
     assert short_label("ismcts:sims=20") == "ismcts:sims=20"
+    lines = wrapped(spec, width=30).split("\n")  # broken after commas only, the label whole
+    assert lines == ["particles:k=16,", "leaves=u0.ckpt+u1.ckpt,", "horizon=1,fallback=rollout"]
+    assert "".join(lines) == short_label(spec) and wrapped("mmds") == "mmds"
