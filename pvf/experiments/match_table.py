@@ -1,7 +1,7 @@
 """Head-to-head matches of pvf agents (`pvf play`'s table for games too large to judge exactly).
 
 For each pairing `AGENT@OPPONENT` (an agent SPEC, pvf.agents.spec; an
-opponent SPEC or an OpenSpiel bot, `random`, `ismcts[:sims=N]`, `mcts`):
+opponent SPEC or an OpenSpiel bot, `random`, `ismcts[:sims=N,greed=β]`, `mcts`):
   1. the games of the match, seats swapped every game, each reproducible on
      its own (`pvf.agents.matches`), every result appended to
      `<out>-games.csv` as soon as the game ends: a rerun plays only the
