@@ -36,12 +36,17 @@ from pvf.games.rollouts import bid_tilt
 UCT_C = 2.0  # the exploration constant of pvf play's IS-MCTS (OpenSpiel's examples use 2)
 
 
+def tilted_probabilities(cards: np.ndarray, tilt: float) -> np.ndarray:
+    """[A] probabilities ∝ exp(tilt·card) of the float `cards` [A] (shifted by their maximum before `exp`)."""
+    weights = np.exp(tilt * (cards - cards.max()))
+    return weights / weights.sum()
+
+
 def tilted_draw(cards: list[int], tilt: float, rng: np.random.Generator) -> int:
     """One of `cards` with probability ∝ exp(tilt·card); uniformly (one `integers` draw) where `tilt` is 0."""
     if tilt == 0.0:
         return cards[int(rng.integers(len(cards)))]
-    weights = np.exp(tilt * (np.asarray(cards, dtype=np.float64) - max(cards)))
-    return cards[int(rng.choice(len(cards), p=weights / weights.sum()))]
+    return cards[int(rng.choice(len(cards), p=tilted_probabilities(np.asarray(cards, dtype=np.float64), tilt)))]
 
 
 class GoofspielResampler:
@@ -85,8 +90,7 @@ class TiltedRolloutEvaluator:
                 action = actions[self.random_state.choice(len(actions), p=probs)]
             else:
                 legal = np.asarray(working.legal_actions(), dtype=np.float64)
-                weights = np.exp(self.tilt * (legal - legal.max()))
-                action = int(legal[self.random_state.choice(len(legal), p=weights / weights.sum())])
+                action = int(legal[self.random_state.choice(len(legal), p=tilted_probabilities(legal, self.tilt))])
             working.apply_action(action)
         return np.asarray(working.returns())
 
