@@ -15,13 +15,8 @@ from pvf.errors import PvfError
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import load_game
 from pvf.games.rollouts import bid_tilt, history_paths
-
-
-def state_after(game: pyspiel.Game, path) -> pyspiel.State:
-    state = game.new_initial_state()
-    for a in path:
-        state.apply_action(int(a))
-    return state
+from tests.agents.test_mmd_search import softmax_probability
+from tests.games.test_rollouts import openspiel_greedy_value, state_after
 
 
 def tilted_probability(game: pyspiel.Game, path, player: int, tilt: float) -> float:
@@ -30,9 +25,8 @@ def tilted_probability(game: pyspiel.Game, path, player: int, tilt: float) -> fl
     state, probability = game.new_initial_state(), 1.0
     for a in path:
         if state.current_player() != player:
-            weights = np.exp(tilt * np.asarray(state.legal_actions(), dtype=np.float64))
-            probability *= np.exp(tilt * a) / weights.sum()
-        state.apply_action(int(a))
+            probability *= softmax_probability(state, a, tilt)
+        state.apply_action(a)
     return probability
 
 
@@ -68,15 +62,6 @@ def test_resampled_worlds_follow_the_posterior_of_the_infostate(goof4, level, gr
         assert max(prior.values()) > 2 * min(prior.values())  # the tilt matters at this infostate
 
 
-def exact_tilted_value(state: pyspiel.State, tilt: float) -> float:
-    """Player 1's expected return when both players bid card a with probability ∝ exp(tilt·a) from `state`."""
-    if state.is_terminal():
-        return state.returns()[0]
-    legal = np.asarray(state.legal_actions(), dtype=np.float64)
-    weights = np.exp(tilt * legal)
-    return sum(w / weights.sum() * exact_tilted_value(state.child(int(a)), tilt) for a, w in zip(legal, weights))
-
-
 @pytest.mark.parametrize("tilt", [0.0, 1.5])
 def test_tilted_rollouts_estimate_the_greedier_players_value(tilt):
     """From Goofspiel-4's root and after one round: the mean of 4,000 rollouts within 5 standard errors of the
@@ -87,9 +72,9 @@ def test_tilted_rollouts_estimate_the_greedier_players_value(tilt):
     for path in ([], [0, 3]):
         state = state_after(game, path)
         returns = np.array([evaluator.evaluate(state)[0] for _ in range(4000)])
-        assert abs(returns.mean() - exact_tilted_value(state, tilt)) < 5 * returns.std() / np.sqrt(len(returns))
+        assert abs(returns.mean() - openspiel_greedy_value(state, tilt)) < 5 * returns.std() / np.sqrt(len(returns))
         assert evaluator.prior(state) == [(a, 1.0 / len(state.legal_actions())) for a in state.legal_actions()]
-    assert exact_tilted_value(state, 1.5) - exact_tilted_value(state, 0.0) > 0.5
+    assert openspiel_greedy_value(state, 1.5) - openspiel_greedy_value(state, 0.0) > 0.5
 
 
 def test_ismcts_options_parse_and_refuse_with_the_usage():
