@@ -24,7 +24,7 @@ import numpy as np
 import pyspiel
 
 from pvf.agents.bot import SeatBot
-from pvf.agents.spec import OPENSPIEL_BOTS
+from pvf.agents.spec import OPENSPIEL_BOTS, parse_ismcts
 from pvf.errors import PvfError
 from pvf.games.loading import LoadedGame
 from pvf.games.public_tree import PublicTree, build_public_tree
@@ -32,7 +32,6 @@ from pvf.games.public_tree import PublicTree, build_public_tree
 if TYPE_CHECKING:
     from pvf.agents.spec import AgentSpec, MMDSearchSpec, ParticleAgentSpec
 
-ISMCTS_SIMULATIONS = 1000
 MCTS_SIMULATIONS = 1000
 
 
@@ -53,30 +52,6 @@ def openspiel_bot_name(text: str) -> str | None:
     return name if name in OPENSPIEL_BOTS and (name == "ismcts" or ":" not in text) else None
 
 
-def ismcts_options(text: str) -> tuple[int, float]:
-    """The simulations and greed of an `ismcts[:sims=N,greed=β]` opponent; a one-line PvfError where N is not a
-    positive integer, β not a number ≥ 0, or another key is given."""
-    _, _, rest = text.partition(":")
-    simulations, greed = ISMCTS_SIMULATIONS, 0.0
-    usage = f"IS-MCTS takes sims=N (a positive integer, default {ISMCTS_SIMULATIONS}) and greed=β (≥ 0, default 0)"
-    for field in rest.split(",") if rest else []:
-        key, _, value = field.partition("=")
-        if key == "sims" and value.isdigit() and int(value) >= 1:
-            simulations = int(value)
-        elif key == "greed" and _non_negative(value):
-            greed = float(value)
-        else:
-            raise PvfError(f"opponent {text!r}: {usage}")
-    return simulations, greed
-
-
-def _non_negative(value: str) -> bool:
-    try:
-        return float(value) >= 0.0 and math.isfinite(float(value))
-    except ValueError:
-        return False
-
-
 def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pyspiel.Bot:
     """The OpenSpiel opponent `text` names, for `player`, seeded by `seed`."""
     from pvf.agents.human import HumanBot
@@ -89,12 +64,12 @@ def openspiel_bot(text: str, loaded: LoadedGame, player: int, seed: int) -> pysp
     if name == "random":
         return pyspiel.make_uniform_random_bot(player, seed)
     if name == "ismcts":
-        simulations, greed = ismcts_options(text)
+        options = parse_ismcts(text)
         if rules_of(loaded) is not None:  # Goofspiel lacks ResampleFromInfostate: pvf's resampler
-            return ismcts_bot(loaded, player, simulations, seed, greed)
-        if greed:
+            return ismcts_bot(loaded, player, options.sims, seed, options.greed)
+        if options.greed:
             raise PvfError(f"opponent {text!r}: greed models a Goofspiel player; {loaded.game_string} is not Goofspiel")
-        return pyspiel.ISMCTSBot(seed, pyspiel.RandomRolloutEvaluator(1, seed), UCT_C, simulations)
+        return pyspiel.ISMCTSBot(seed, pyspiel.RandomRolloutEvaluator(1, seed), UCT_C, options.sims)
     if name == "mcts":
         evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
         return pyspiel.MCTSBot(loaded.sequential, evaluator, UCT_C, MCTS_SIMULATIONS, 1000, False, seed, False)

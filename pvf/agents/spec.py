@@ -17,6 +17,9 @@
     MKEY   := k (belief samples per decision, default 10) | eta (step size, default 50) | alpha (the magnet's
               weight, default 0.01) | draws (sampled continuations per rollout value, default 64)
               | greed (β ≥ 0 of the blueprint's bidding policy, default 0: uniform; `pvf.games.rollouts`)
+    OPPONENT := SPEC | random | mcts | human | ismcts[:IKEY=VALUE[,IKEY=VALUE]]   (`pvf.agents.matches`)
+    IKEY   := sims (simulations a move, default 1000) | greed (β ≥ 0 of its opponent model, default 0:
+              uniform; `pvf.agents.ismcts`)
 
 A SPEC that is only a leaf evaluator means the re-solving planner with its
 defaults (`--agent oracle`, `--agent runs/x.ckpt`). Leaf evaluators:
@@ -84,6 +87,8 @@ PARTICLE_KEYS = (
     "greed",
 )
 MMDS_KEYS = ("k", "eta", "alpha", "draws", "greed")
+ISMCTS_KEYS = ("sims", "greed")
+ISMCTS_SIMULATIONS = 1000
 PARTICLE_LEAVES = ("oracle", "zero", "rollout")
 FALLBACKS = ("zero", "rollout")  # leaves at moves no net of a horizon agent was trained at
 
@@ -163,6 +168,28 @@ class MMDSearchSpec:
         return f"mmds:k={self.k},eta={self.eta:g},alpha={self.alpha:g},draws={self.draws}" + (
             f",greed={self.greed:g}" if self.greed else ""
         )
+
+
+@dataclass(frozen=True)
+class IsmctsSpec:
+    """A parsed `ismcts:` opponent: simulations a move and the greed β of its opponent model (0: uniform)."""
+
+    sims: int = ISMCTS_SIMULATIONS
+    greed: float = 0.0
+
+
+def parse_ismcts(text: str) -> IsmctsSpec:
+    """The `IsmctsSpec` of an `ismcts[:sims=N,greed=β]` opponent; a one-line `PvfError` naming what is wrong."""
+    who = "opponent"
+    fields = _fields(text, "ismcts", ISMCTS_KEYS, who)
+    values: dict = {}
+    if "sims" in fields:
+        values["sims"] = _integer(text, "sims", fields["sims"], who)
+    if "greed" in fields:
+        values["greed"] = _number(text, "greed", fields["greed"], who)
+        if not 0.0 <= values["greed"] < float("inf"):
+            raise PvfError(f"{who} {text!r}: greed is a number β ≥ 0 (0: the uniform opponent model)")
+    return IsmctsSpec(**values)
 
 
 def parse_agent(text: str) -> AgentSpec | ParticleAgentSpec | MMDSearchSpec:
@@ -246,34 +273,34 @@ def _parse_mmds(text: str) -> MMDSearchSpec:
     return MMDSearchSpec(**values)
 
 
-def _fields(text: str, prefix: str, keys: tuple[str, ...]) -> dict[str, str]:
+def _fields(text: str, prefix: str, keys: tuple[str, ...], who: str = "agent") -> dict[str, str]:
     fields: dict[str, str] = {}
     for part in filter(None, text.removeprefix(prefix).removeprefix(":").split(",")):
         key, sep, value = part.partition("=")
         if not sep or key not in keys:
-            raise PvfError(f"agent {text!r}: {part!r} is not KEY=VALUE with KEY one of {', '.join(keys)}")
+            raise PvfError(f"{who} {text!r}: {part!r} is not KEY=VALUE with KEY one of {', '.join(keys)}")
         if key in fields:
-            raise PvfError(f"agent {text!r} gives {key} twice")
+            raise PvfError(f"{who} {text!r} gives {key} twice")
         fields[key] = value
     return fields
 
 
-def _integer(text: str, key: str, value: str) -> int:
+def _integer(text: str, key: str, value: str, who: str = "agent") -> int:
     try:
         number = int(value)
     except ValueError:
-        raise PvfError(f"agent {text!r}: {key} takes an integer, got {value!r}") from None
+        raise PvfError(f"{who} {text!r}: {key} takes an integer, got {value!r}") from None
     zero_allowed = key in ("depth", "endgame", "min_live")
     if number < (0 if zero_allowed else 1):
-        raise PvfError(f"agent {text!r}: {key} must be {'non-negative' if zero_allowed else 'positive'}")
+        raise PvfError(f"{who} {text!r}: {key} must be {'non-negative' if zero_allowed else 'positive'}")
     return number
 
 
-def _number(text: str, key: str, value: str) -> float:
+def _number(text: str, key: str, value: str, who: str = "agent") -> float:
     try:
         return float(value)
     except ValueError:
-        raise PvfError(f"agent {text!r}: {key} takes a number, got {value!r}") from None
+        raise PvfError(f"{who} {text!r}: {key} takes a number, got {value!r}") from None
 
 
 def _leaves(value: str, text: str) -> str:

@@ -77,7 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pvf.agents.spec import AgentSpec, parse_agent
+    from pvf.agents.spec import AgentSpec, parse_agent, parse_ismcts
     from pvf.games.loading import load_game
     from pvf.games.public_tree import build_public_tree
     from pvf.outputs import check_output_file
@@ -96,11 +96,11 @@ def run(args: argparse.Namespace) -> int:
         if args.save_policy is not None:
             raise PvfError("--save-policy belongs to `pvf play exploitability`")
         require_positive(args, "games")
-    from pvf.agents.matches import ismcts_options, openspiel_bot_name
+    from pvf.agents.matches import openspiel_bot_name
 
     bot_name = None if args.opponent is None else openspiel_bot_name(args.opponent)
     if bot_name == "ismcts":
-        ismcts_options(args.opponent)
+        parse_ismcts(args.opponent)
     opponent = None if args.opponent is None or bot_name is not None else parse_agent(args.opponent)
     loaded = load_game(args.game)
     # The particle agent and MMD search need no public tree to play; judging them exactly, or an exact-range

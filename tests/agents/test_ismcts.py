@@ -10,7 +10,8 @@ import pyspiel
 import pytest
 
 from pvf.agents.ismcts import GoofspielResampler, TiltedRolloutEvaluator, ismcts_bot
-from pvf.agents.matches import ismcts_options, openspiel_bot
+from pvf.agents.matches import openspiel_bot
+from pvf.agents.spec import IsmctsSpec, parse_ismcts
 from pvf.errors import PvfError
 from pvf.games.goofspiel_kernel import rules_of
 from pvf.games.loading import load_game
@@ -77,12 +78,20 @@ def test_tilted_rollouts_estimate_the_greedier_players_value(tilt):
     assert openspiel_greedy_value(state, 1.5) - openspiel_greedy_value(state, 0.0) > 0.5
 
 
-def test_ismcts_options_parse_and_refuse_with_the_usage():
-    assert ismcts_options("ismcts") == (1000, 0.0)
-    assert ismcts_options("ismcts:sims=20,greed=0.5") == (20, 0.5)
-    for bad in ("ismcts:sims=0", "ismcts:greed=-1", "ismcts:greed=x", "ismcts:depth=2"):
-        with pytest.raises(PvfError, match="IS-MCTS takes sims=N"):
-            ismcts_options(bad)
+def test_ismcts_options_parse_and_refuse_naming_the_problem():
+    assert parse_ismcts("ismcts") == IsmctsSpec(sims=1000, greed=0.0)
+    assert parse_ismcts("ismcts:sims=20,greed=0.5") == IsmctsSpec(sims=20, greed=0.5)
+    for bad, problem in (
+        ("ismcts:sims=0", "sims must be positive"),
+        ("ismcts:sims=2.5", "sims takes an integer"),
+        ("ismcts:greed=-1", "greed is a number β ≥ 0"),
+        ("ismcts:greed=inf", "greed is a number β ≥ 0"),
+        ("ismcts:greed=x", "greed takes a number"),
+        ("ismcts:depth=2", "KEY one of sims, greed"),
+        ("ismcts:sims=5,sims=6", "gives sims twice"),
+    ):
+        with pytest.raises(PvfError, match=f"^opponent '{bad}'.*{problem}"):
+            parse_ismcts(bad)
     with pytest.raises(PvfError, match="not Goofspiel"):
         openspiel_bot("ismcts:greed=1", load_game("kuhn_poker"), 0, 0)
 
