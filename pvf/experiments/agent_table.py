@@ -181,7 +181,8 @@ def plot_particle_agents(
     rows: Sequence[dict[str, Any]], references: dict[str, float], path: str | Path, title: str
 ) -> None:
     """The particle agent's NashConv against K (mean ± std over its seeds, per SPEC without its `k`), the
-    exact-range agents' figures (`references`: label -> NashConv) as horizontal lines."""
+    exact-range agents' figures (`references`: label -> NashConv) as horizontal lines. Where no SPEC is run
+    at more than one K (SPECs that differ in another option, such as the horizon), one column per SPEC."""
     import numpy as np
 
     groups: dict[str, dict[int, list[float]]] = {}
@@ -189,21 +190,31 @@ def plot_particle_agents(
         spec = parse_agent(r["agent"].rsplit(" seed=", 1)[0])
         rest = spec.label.replace(f"k={spec.k},", "")
         groups.setdefault(rest, {}).setdefault(spec.k, []).append(float(r["nash_conv"]))
-    fig = Figure(figsize=(7.5, 4.5))
+    by_spec = all(len(by_k) == 1 for by_k in groups.values())
+    fig = Figure(figsize=(7.5, 5.2 if by_spec else 4.5))
     ax = fig.subplots()
     for i, (label, by_k) in enumerate(sorted(groups.items())):
         ks = sorted(by_k)
         means = [np.mean(by_k[k]) for k in ks]
         stds = [np.std(by_k[k], ddof=1) if len(by_k[k]) > 1 else 0.0 for k in ks]
-        ax.errorbar(ks, means, yerr=stds, marker="o", capsize=3, color=f"C{i}", label=label.removeprefix("particles:"))
+        x = [i] if by_spec else ks
+        name = label.removeprefix("particles:") + (f" (K = {ks[0]})" if by_spec else "")
+        ax.errorbar(x, means, yerr=stds, marker="o", capsize=3, color=f"C{i}", label=name)
     for j, (label, value) in enumerate(references.items()):
         ax.axhline(value, ls="--", color=f"C{len(groups) + j}", label=label)
-    ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("K (particle draws per sample)")
+    if by_spec:
+        fields = [label.removeprefix("particles:").split(",") for label in sorted(groups)]
+        shared = set.intersection(*(set(f) for f in fields))
+        ax.set_xticks(range(len(groups)), ["\n".join(x for x in f if x not in shared) or "-" for f in fields])
+        ax.set_xlim(-0.5, len(groups) - 0.5)
+        ax.set_xlabel("SPEC: the options that differ (mean ± std over the beliefs' seeds)")
+    else:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("K (particle draws per sample)")
     ax.set_ylabel("agent's NashConv (full game, both seats)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3 if by_spec else -0.15), ncol=1)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
