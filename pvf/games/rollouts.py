@@ -20,10 +20,10 @@ The value depends on the history only through the two hands left and the
 point difference so far, so each distinct (hands, difference) is valued
 once (at two moves below Goofspiel-13's root, 24,336 histories share 6,084
 hand pairs), and the bids are gathered `CHUNK_ELEMENTS` at a time, as
-small integers: the particle agent's solve two moves ahead from move 2
-(810,700 leaf histories, 64 orders each) takes 1.9 s and 0.6 GB instead of
-5.7 s and 9 GB with the whole [U, R, m] arrays at once, the values the same
-bit for bit (each hands-and-score's draws and sums are its own).
+small integers, not as whole [U, R, m] arrays (gigabytes for the particle
+agent's solves two moves ahead; docs/results/speed.md, "Rollout leaf
+values"); the values are the same bit for bit whatever the chunk (each
+hands-and-score's draws and sums are its own).
 Rollout leaves (`pvf.valuefn.rollout_leaves`: the particle agent's
 `leaves=rollout`, the particle-trunk sweep's `--rollouts`) value each leaf
 history of a trunk this way; particle nets can take the exact values as an
