@@ -16,6 +16,10 @@ move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
      - "cfr_best_response_unguarded": best responses to the plain CFR+
        average (guard 0), which values zero-belief infostates by how well
        they exploit a strategy that never had to answer them;
+     - "cfr_best_response_mixed": best responses to one mixture of the
+       plain and the guarded averages at every infostate (`DEFAULT_MIX`):
+       an upper linearization of the leaf value, which the entry-wise
+       guard is not;
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -31,6 +35,7 @@ from typing import Any
 from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
+from pvf.solvers.guarded_values import DEFAULT_MIX
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import SparseSetting, sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
@@ -41,6 +46,7 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_current": lambda trunk, k: CFRTargetEvaluator(trunk, k, "current"),
     "cfr_best_response": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response"),
     "cfr_best_response_unguarded": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", guard=0.0),
+    "cfr_best_response_mixed": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", mix=DEFAULT_MIX),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
 

@@ -125,7 +125,8 @@ class CFRTargetEvaluator:
     pvf's first training target), "current" (the last iterate, the authors')
     or "best_response" (each player's best response to the other's average,
     to its guarded average where the player's belief is zero,
-    `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere).
+    `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere;
+    `mix` λ: to one mixture of the two averages everywhere).
     A perfect network trained on that target would play like this evaluator.
     """
 
@@ -139,9 +140,11 @@ class CFRTargetEvaluator:
         leaves: LeafSubgames | None = None,
         guard: float = DEFAULT_GUARD,
         leaf_evaluator: LeafEvaluator | None = None,
+        mix: float | None = None,
     ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own);
-        leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves."""
+        leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves;
+        mix: "best_response" with best responses to mixed plans (`pvf.solvers.guarded_values`), None: entry-wise."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
@@ -149,13 +152,21 @@ class CFRTargetEvaluator:
         self.target = target
         self.guard = guard
         self.leaf_evaluator = leaf_evaluator
+        self.mix = mix
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         beliefs = self.leaves.root_beliefs(reach1, reach2)
         game, groups = self.leaves.game, self.leaves.root_public_states
         if self.target == "best_response":
             values = best_response_targets(
-                game, cfr_plus, self.iterations, beliefs, groups, self.guard, leaf_evaluator=self.leaf_evaluator
+                game,
+                cfr_plus,
+                self.iterations,
+                beliefs,
+                groups,
+                self.guard,
+                leaf_evaluator=self.leaf_evaluator,
+                mix=self.mix,
             )
             return self.leaves.scatter(*values)
         result = cfr_plus(game, self.iterations, root_beliefs=beliefs, leaf_evaluator=self.leaf_evaluator)

@@ -32,6 +32,20 @@ The guard (default 0.1) was chosen on the sweep of
 `pvf.experiments.target_quality`: 0.01 guards too little, and raising
 positive beliefs too (the guarded profile everywhere) biases them.
 
+Mixed (`mix` = λ): every root infostate's value is n's best response to
+ONE opponent realization plan, (1 − λ)·y + λ·y_g, the solver's plan at the
+true beliefs and the guarded solve's (both from the true root beliefs).
+Against any single opponent plan, Σ b'·v ≥ V(b') at every belief b' (the
+opponent may do better than that plan), so the values are an upper
+linearization of V everywhere, tight at b up to λ times the guarded plan's
+slack there. The entry-wise values above take y's best responses at
+positive beliefs and y_g's at zero ones, which no single plan gives: they
+can fall below V along a direction into the zero beliefs (the guarded
+solve answers all of them at once), and trunk CFR+ on them stalls instead
+of converging where the oracle's trunk does (measured in
+docs/results/value-function-quality.md). λ = 0.3 (`DEFAULT_MIX`) was
+chosen on the same sweep; λ = 0 is the unguarded best response.
+
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player.
 """
@@ -47,6 +61,7 @@ from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.sequence_ops import realization_plan
 
 DEFAULT_GUARD = 0.1
+DEFAULT_MIX = 0.3
 
 
 def guarded_beliefs(beliefs: np.ndarray, groups: np.ndarray, guard: float) -> np.ndarray:
@@ -77,6 +92,7 @@ def best_response_targets(
     guard: float = DEFAULT_GUARD,
     solved: SolverResult | None = None,
     leaf_evaluator: LeafEvaluator | None = None,
+    mix: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] the module's best-response root values.
 
@@ -87,27 +103,29 @@ def best_response_targets(
     groups: per player [R_n] the public state of each root infostate.
     guard: 0: best responses to the solver's profile everywhere (no second solve).
     solved: the solver's result at the true beliefs, if already computed.
+    mix: None: the entry-wise guard; λ in [0, 1]: best responses to the mixed plans (module docstring).
     """
+    if mix is not None and not 0.0 <= mix <= 1.0:
+        raise PvfError(f"the mix must lie in [0, 1], got {mix}")
     raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
         solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
     leaves = None if leaf_evaluator is None else LeafQueries(game, leaf_evaluator)
-    plain = _responses(game, solved, root_beliefs, leaves)
-    if raised is None:
-        return plain
-    again = solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator)
-    guarded = _responses(game, again, root_beliefs, leaves)
+    plans = _plans(game, solved, root_beliefs)
+    if raised is None or mix == 0.0:
+        return best_response_root_values(game, *plans, leaves)
+    again = _plans(game, solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator), root_beliefs)
+    if mix is not None:
+        mixed = [(1.0 - mix) * plans[n] + mix * again[n] for n in (0, 1)]
+        return best_response_root_values(game, *mixed, leaves)
+    plain = best_response_root_values(game, *plans, leaves)
+    guarded = best_response_root_values(game, *again, leaves)
     return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
 
 
-def _responses(
-    game: SequenceGame,
-    result: SolverResult,
-    root_beliefs: tuple[np.ndarray, np.ndarray],
-    leaves: LeafQueries | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per player [B, R_n] best-response root values against the other's average strategy, at the true beliefs."""
-    plans = [
+def _plans(game: SequenceGame, result: SolverResult, root_beliefs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """Per player [S_n, B] the realization plan of its average strategy from the true root beliefs."""
+    return [
         realization_plan(
             game.players[n],
             np.ascontiguousarray(result.average_strategy[n].T),
@@ -115,4 +133,3 @@ def _responses(
         )
         for n in (0, 1)
     ]
-    return best_response_root_values(game, plans[0], plans[1], leaves)

@@ -12,9 +12,9 @@ from pvf.errors import PvfError
 from pvf.experiments.target_quality import within
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
-from pvf.solvers.guarded_values import best_response_targets, guarded_beliefs
+from pvf.solvers.guarded_values import DEFAULT_MIX, best_response_targets, guarded_beliefs
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
-from tests.conftest import KUHN, cached_tree
+from tests.conftest import KUHN, LEDUC, cached_tree
 
 LIARS_DICE = "liars_dice(dice_sides=3,numdice=1)"
 GOOFSPIEL4 = "goofspiel(imp_info=True,num_cards=4,points_order=descending)"
@@ -94,3 +94,47 @@ def test_without_the_guard_liars_dice_misses_the_oracle_by_far():
         CFRTargetEvaluator(trunk, 100, "average"),
     ):
         assert _exploitability(trunk, evaluator) > 3 * oracle
+
+
+def test_mixed_values_are_an_upper_linearization_where_the_entry_wise_guard_is_not():
+    """Best responses to one opponent plan bound the leaf subgame's value from above at every belief
+    b' (Σ b'·v ≥ the LP value at b'), not only at the beliefs they were computed at: the trunk may move
+    belief into the zero-belief infostates. Leduc, trunk to move 7: the entry-wise guard's values fall
+    below the LP value there (by about 5e-3); the mixed plans' do not."""
+    trunk = build_trunk(cached_tree(LEDUC), 7)
+    g = trunk.game
+    rng = np.random.default_rng(4)
+    r1, r2 = rng.random((1, len(g.leaf_infostates[0]))), rng.random((1, len(g.leaf_infostates[1])))
+    r1[:, ::3] = 0.0
+    moved = []
+    for scale in (0.1, 0.1, 0.1, 1.0, 1.0, 1.0):
+        b = r1.copy()
+        b[:, ::3] = scale * rng.random((1, b[:, ::3].shape[1]))
+        moved.append((b, ExactEvaluator(trunk)(b, r2)[0]))
+
+    def shortfall(values):
+        worst = 0.0
+        for b, exact in moved:
+            for leaf in range(len(g.leaf_public_states)):
+                block = slice(g.leaf_offsets[0][leaf], g.leaf_offsets[0][leaf + 1])
+                worst = max(worst, float(b[0, block] @ exact[0, block]) - float(b[0, block] @ values[0, block]))
+        return worst
+
+    assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response", mix=DEFAULT_MIX)(r1, r2)[0]) < 1e-12
+    assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response")(r1, r2)[0]) > 1e-3
+
+
+def test_mixed_targets_meet_the_criterion_where_the_entry_wise_guard_misses():
+    """Leduc, trunk to move 10 (one of the sweep's misses): 100 trunk iterations with each target computed
+    exactly at the leaves, against the exact oracle."""
+    trunk = build_trunk(cached_tree(LEDUC), 10)
+    oracle = _exploitability(trunk, ExactEvaluator(trunk))
+    mixed = _exploitability(trunk, CFRTargetEvaluator(trunk, 100, "best_response", mix=DEFAULT_MIX))
+    entry_wise = _exploitability(trunk, CFRTargetEvaluator(trunk, 100, "best_response"))
+    assert within(oracle, mixed) and not within(oracle, entry_wise), (oracle, mixed, entry_wise)
+
+
+def test_the_mix_must_lie_in_the_unit_interval():
+    trunk = build_trunk(cached_tree(KUHN), 3)
+    with pytest.raises(PvfError, match="mix"):
+        CFRTargetEvaluator(trunk, 10, "best_response", mix=1.5)(np.ones((1, 6)), np.ones((1, 6)))
