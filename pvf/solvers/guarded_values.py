@@ -12,7 +12,7 @@ supergradients of different equilibria disagree there most:
     (CFR+'s average: uniform), which is no supergradient at all;
   - a best response to the solver's equilibrium values I by how well I
     exploits a strategy that never had to answer I: a valid supergradient,
-    but an optimistic one (Liar's Dice 1×3, trunk to move 4: 4.6× the exact
+    but an optimistic one (Liar's Dice 1×3, trunk to move 4: 4.7× the exact
     oracle's trunk exploitability, docs/results/value-function-quality.md).
 
 What (`best_response_targets`), per player n and root infostate I:
