@@ -20,6 +20,9 @@ move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
        plain and the guarded averages at every infostate (`DEFAULT_MIX`):
        an upper linearization of the leaf value, which the entry-wise
        guard is not;
+     - "cfr_best_response_budget": the same with the guarded share lowered
+       per query (at most `BUDGET_MIX`) so that the mixture's slack stays
+       within `DEFAULT_SLACK`;
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -35,7 +38,7 @@ from typing import Any
 from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
-from pvf.solvers.guarded_values import DEFAULT_MIX
+from pvf.solvers.guarded_values import BUDGET_MIX, DEFAULT_MIX, DEFAULT_SLACK
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import SparseSetting, sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
@@ -47,6 +50,9 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_best_response": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response"),
     "cfr_best_response_unguarded": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", guard=0.0),
     "cfr_best_response_mixed": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", mix=DEFAULT_MIX),
+    "cfr_best_response_budget": lambda trunk, k: CFRTargetEvaluator(
+        trunk, k, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK
+    ),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
 

@@ -18,13 +18,14 @@ where the trunk has a decision and a leaf:
   3. The criterion of each row: targets ≤ 1.2 × oracle, or within 0.005 of
      it where the oracle is below 0.02 (trunk exploitability, NashConv,
      100 trunk CFR+ iterations, 100 per leaf solve).
-`--mixed` measures the best responses to mixed plans instead of the
-entry-wise guard (`pvf.solvers.guarded_values`, `DEFAULT_MIX`).
+`--kind mixed` measures the best responses to mixed plans instead of the
+entry-wise guard, `--kind budget` the same with their share held to a
+slack budget (`pvf.solvers.guarded_values`; `KINDS`).
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
 
     python -m pvf.experiments.target_quality --out docs/figures/targets/target-quality.csv
-    python -m pvf.experiments.target_quality --mixed --out docs/figures/targets/target-quality-mixed.csv
+    python -m pvf.experiments.target_quality --kind mixed --out docs/figures/targets/target-quality-mixed.csv
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.module_main import run_module
-from pvf.solvers.guarded_values import DEFAULT_MIX
+from pvf.solvers.guarded_values import BUDGET_MIX, DEFAULT_MIX, DEFAULT_SLACK
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.solvers.trunk_solver import Trunk
 
@@ -60,6 +61,12 @@ DRAWS = (4, 16)
 SEEDS = (0, 1, 2)
 RATIO = 1.2
 SMALL_ORACLE, SMALL_GAP = 0.02, 0.005
+# the target kinds: (leaf-targets evaluator, mix, slack)
+KINDS = {
+    "guarded": ("cfr_best_response", None, None),
+    "mixed": ("cfr_best_response_mixed", DEFAULT_MIX, None),
+    "budget": ("cfr_best_response_budget", BUDGET_MIX, DEFAULT_SLACK),
+}
 COLUMNS = ("game", "path", "root_move", "depth", "draws", "seed", "oracle", "targets", "ratio", "ok", "seconds")
 
 
@@ -134,14 +141,12 @@ def cases(
                 yield Case(game, "particle", root_move, depth, k, seed), None
 
 
-def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, mixed: bool = False) -> tuple[float, float]:
-    """(oracle, targets) trunk exploitability of one case (`mixed`: best responses to mixed plans)."""
+def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded") -> tuple[float, float]:
+    """(oracle, targets) trunk exploitability of one case, the targets of `kind` (`KINDS`)."""
     if trunk is not None:
-        rows = evaluate_leaf_targets(
-            trunk, evaluators=("exact", "cfr_best_response_mixed" if mixed else "cfr_best_response")
-        )
+        rows = evaluate_leaf_targets(trunk, evaluators=("exact", KINDS[kind][0]))
         return rows[0]["trunk_exploitability"], rows[1]["trunk_exploitability"]
-    mix = DEFAULT_MIX if mixed else None
+    mix, slack = KINDS[kind][1:]
     targets = SweepEvaluator(
         lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", mix=mix),
         game_root=True,
@@ -160,9 +165,9 @@ def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, mixed: bool = F
 
 
 def run(
-    games: Sequence[str], out: Path, draws: Sequence[int] = DRAWS, seeds: Sequence[int] = SEEDS, mixed: bool = False
+    games: Sequence[str], out: Path, draws: Sequence[int] = DRAWS, seeds: Sequence[int] = SEEDS, kind: str = "guarded"
 ) -> int:
-    """Append every missing case's row to `out`; the number of rows that miss the criterion (`mixed`: `measure`'s)."""
+    """Append every missing case's row to `out`; the number of rows that miss the criterion (`kind`: `measure`'s)."""
     done: set[tuple[str, ...]] = set()
     if out.exists():
         with out.open() as f:
@@ -182,7 +187,7 @@ def run(
             if case.key in done:
                 continue
             start = time.perf_counter()
-            oracle, targets = measure(case, trunk, loaded, mixed)
+            oracle, targets = measure(case, trunk, loaded, kind)
             ok = within(oracle, targets)
             misses += not ok
             row = [*case.key, f"{oracle:.6g}", f"{targets:.6g}", f"{targets / oracle:.4g}" if oracle > 0 else "inf"]
@@ -220,11 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/target-quality.csv", help="the CSV to append rows to")
     parser.add_argument("--summary", action="store_true", help="only print the summary of the rows --out holds")
     parser.add_argument(
-        "--mixed", action="store_true", help="best responses to mixed plans instead of the entry-wise guard"
+        "--kind", choices=tuple(KINDS), default="guarded", help="the targets: guarded (the datasets'), mixed, budget"
     )
     args = parser.parse_args(argv)
     if not args.summary:
-        misses = run(args.games.split("|"), Path(args.out), mixed=args.mixed)
+        misses = run(args.games.split("|"), Path(args.out), kind=args.kind)
         print(f"{misses} rows miss the criterion")
     for row in summarize(Path(args.out)):
         print(" | ".join(row.values()))

@@ -141,10 +141,12 @@ class CFRTargetEvaluator:
         guard: float = DEFAULT_GUARD,
         leaf_evaluator: LeafEvaluator | None = None,
         mix: float | None = None,
+        slack: float | None = None,
     ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own);
         leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves;
-        mix: "best_response" with best responses to mixed plans (`pvf.solvers.guarded_values`), None: entry-wise."""
+        mix, slack: "best_response" with best responses to mixed plans, their share capped by a slack budget
+        (`pvf.solvers.guarded_values`); mix None: entry-wise."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
@@ -153,6 +155,7 @@ class CFRTargetEvaluator:
         self.guard = guard
         self.leaf_evaluator = leaf_evaluator
         self.mix = mix
+        self.slack = slack
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         beliefs = self.leaves.root_beliefs(reach1, reach2)
@@ -167,6 +170,7 @@ class CFRTargetEvaluator:
                 self.guard,
                 leaf_evaluator=self.leaf_evaluator,
                 mix=self.mix,
+                slack=self.slack,
             )
             return self.leaves.scatter(*values)
         result = cfr_plus(game, self.iterations, root_beliefs=beliefs, leaf_evaluator=self.leaf_evaluator)

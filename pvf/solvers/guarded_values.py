@@ -46,6 +46,12 @@ of converging where the oracle's trunk does (measured in
 docs/results/value-function-quality.md). λ = 0.3 (`DEFAULT_MIX`) was
 chosen on the same sweep; λ = 0 is the unguarded best response.
 
+Budgeted (`slack` = τ): per problem, λ = min(`mix`, τ / s), s the guarded
+plans' NashConv at the true beliefs (Σ_n Σ b_n·v_n of the best responses
+to them), so the mixture's slack is at most τ (best-response values are
+convex in the plan they answer) in the units trunk NashConv is measured
+in: as much of the guarded solve as the budget allows.
+
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player.
 """
@@ -62,6 +68,7 @@ from pvf.solvers.sequence_ops import realization_plan
 
 DEFAULT_GUARD = 0.1
 DEFAULT_MIX = 0.3
+BUDGET_MIX, DEFAULT_SLACK = 0.5, 1e-3
 
 
 def guarded_beliefs(beliefs: np.ndarray, groups: np.ndarray, guard: float) -> np.ndarray:
@@ -93,6 +100,7 @@ def best_response_targets(
     solved: SolverResult | None = None,
     leaf_evaluator: LeafEvaluator | None = None,
     mix: float | None = None,
+    slack: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] the module's best-response root values.
 
@@ -104,9 +112,12 @@ def best_response_targets(
     guard: 0: best responses to the solver's profile everywhere (no second solve).
     solved: the solver's result at the true beliefs, if already computed.
     mix: None: the entry-wise guard; λ in [0, 1]: best responses to the mixed plans (module docstring).
+    slack: with `mix`, the budget τ > 0 that lowers λ per problem (module docstring, "Budgeted").
     """
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise PvfError(f"the mix must lie in [0, 1], got {mix}")
+    if slack is not None and (mix is None or not slack > 0.0):
+        raise PvfError(f"a slack budget needs a mix and must be positive, got {slack}")
     raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
         solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
@@ -116,11 +127,26 @@ def best_response_targets(
         return best_response_root_values(game, *plans, leaves)
     again = _plans(game, solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator), root_beliefs)
     if mix is not None:
-        mixed = [(1.0 - mix) * plans[n] + mix * again[n] for n in (0, 1)]
+        share = mix if slack is None else _budgeted(game, again, root_beliefs, leaves, mix, slack)
+        mixed = [(1.0 - share) * plans[n] + share * again[n] for n in (0, 1)]
         return best_response_root_values(game, *mixed, leaves)
     plain = best_response_root_values(game, *plans, leaves)
     guarded = best_response_root_values(game, *again, leaves)
     return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
+
+
+def _budgeted(
+    game: SequenceGame,
+    plans: list[np.ndarray],
+    root_beliefs: tuple[np.ndarray, np.ndarray],
+    leaves: LeafQueries | None,
+    mix: float,
+    slack: float,
+) -> np.ndarray:
+    """[B] min(mix, slack / s): s the NashConv of `plans` at the true beliefs."""
+    values = best_response_root_values(game, *plans, leaves)
+    gap = sum((np.asarray(root_beliefs[n]) * values[n]).sum(axis=1) for n in (0, 1))
+    return np.minimum(mix, slack / np.maximum(gap, np.finfo(float).tiny))
 
 
 def _plans(game: SequenceGame, result: SolverResult, root_beliefs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:

@@ -15,16 +15,16 @@ def test_the_criterion():
     assert within(0.05, 0.01)  # the oracle is a reference, not a lower bound
 
 
-@pytest.mark.parametrize("mixed", [False, True])
-def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, mixed):
+@pytest.mark.parametrize("kind", ["guarded", "mixed", "budget"])
+def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, kind):
     out = tmp_path / "quality.csv"
-    assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,), mixed=mixed) == 0
+    assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,), kind=kind) == 0
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert [r["path"] for r in rows] == ["enumerated", "particle"]
     assert all(list(r) == list(COLUMNS) and r["ok"] == "1" for r in rows)
     before = out.read_text()
-    assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,), mixed=mixed) == 0
+    assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,), kind=kind) == 0
     assert out.read_text() == before
     assert main(["--summary", "--out", str(out)]) == 0
     assert "goofspiel" in capsys.readouterr().out

@@ -12,7 +12,13 @@ from pvf.errors import PvfError
 from pvf.experiments.target_quality import within
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
-from pvf.solvers.guarded_values import DEFAULT_MIX, best_response_targets, guarded_beliefs
+from pvf.solvers.guarded_values import (
+    BUDGET_MIX,
+    DEFAULT_MIX,
+    DEFAULT_SLACK,
+    best_response_targets,
+    guarded_beliefs,
+)
 from pvf.solvers.trunk_solver import build_trunk, solve_and_evaluate
 from tests.conftest import KUHN, LEDUC, cached_tree
 
@@ -121,7 +127,29 @@ def test_mixed_values_are_an_upper_linearization_where_the_entry_wise_guard_is_n
         return worst
 
     assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response", mix=DEFAULT_MIX)(r1, r2)[0]) < 1e-12
+    budget = CFRTargetEvaluator(trunk, 200, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK)
+    assert shortfall(budget(r1, r2)[0]) < 1e-12
     assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response")(r1, r2)[0]) > 1e-3
+
+
+def test_a_slack_budget_bounds_how_far_the_mixed_values_are_from_tight():
+    """Σ b₁·v₁ + Σ b₂·v₂ (the profile's NashConv at the true beliefs, ≥ 0) of the budgeted mixture is at
+    most the plain solve's plus the budget, per problem; without a budget it can be far more."""
+    trunk = build_trunk(cached_tree(LEDUC), 7)
+    g = trunk.game
+    rng = np.random.default_rng(6)
+    r1, r2 = rng.random((3, len(g.leaf_infostates[0]))), rng.random((3, len(g.leaf_infostates[1])))
+    r1[:, ::3] = 0.0
+    r2[:, 1::4] = 0.0
+
+    def gap(evaluator):
+        v = evaluator(r1, r2)
+        return (r1 * v[0]).sum(axis=1) + (r2 * v[1]).sum(axis=1)
+
+    plain = gap(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.0))
+    budget = gap(CFRTargetEvaluator(trunk, 100, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK))
+    assert (budget >= -1e-12).all() and (budget <= plain + DEFAULT_SLACK + 1e-12).all(), (plain, budget)
+    assert (gap(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.1, mix=1.0)) > plain + DEFAULT_SLACK).any()
 
 
 def test_mixed_targets_meet_the_criterion_where_the_entry_wise_guard_misses():
@@ -138,3 +166,5 @@ def test_the_mix_must_lie_in_the_unit_interval():
     trunk = build_trunk(cached_tree(KUHN), 3)
     with pytest.raises(PvfError, match="mix"):
         CFRTargetEvaluator(trunk, 10, "best_response", mix=1.5)(np.ones((1, 6)), np.ones((1, 6)))
+    with pytest.raises(PvfError, match="slack"):
+        CFRTargetEvaluator(trunk, 10, "best_response", slack=1e-3)(np.ones((1, 6)), np.ones((1, 6)))
