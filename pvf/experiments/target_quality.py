@@ -47,9 +47,10 @@ from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.module_main import run_module
+from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.guarded_values import BUDGET_MIX, DEFAULT_MIX, DEFAULT_SLACK
 from pvf.solvers.sparse_trunks import sparse_setting
-from pvf.solvers.trunk_solver import Trunk
+from pvf.solvers.trunk_solver import Trunk, solve_and_evaluate
 
 GAMES = (
     "kuhn_poker",
@@ -61,11 +62,11 @@ DRAWS = (4, 16)
 SEEDS = (0, 1, 2)
 RATIO = 1.2
 SMALL_ORACLE, SMALL_GAP = 0.02, 0.005
-# the target kinds: (leaf-targets evaluator, mix, slack)
+# the target kinds: `CFRTargetEvaluator`'s options for "best_response" on both paths
 KINDS = {
-    "guarded": ("cfr_best_response", None, None),
-    "mixed": ("cfr_best_response_mixed", DEFAULT_MIX, None),
-    "budget": ("cfr_best_response_budget", BUDGET_MIX, DEFAULT_SLACK),
+    "guarded": {},
+    "mixed": {"mix": DEFAULT_MIX},
+    "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
 }
 COLUMNS = ("game", "path", "root_move", "depth", "draws", "seed", "oracle", "targets", "ratio", "ok", "seconds")
 
@@ -143,12 +144,13 @@ def cases(
 
 def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded") -> tuple[float, float]:
     """(oracle, targets) trunk exploitability of one case, the targets of `kind` (`KINDS`)."""
+    options = KINDS[kind]
     if trunk is not None:
-        rows = evaluate_leaf_targets(trunk, evaluators=("exact", KINDS[kind][0]))
-        return rows[0]["trunk_exploitability"], rows[1]["trunk_exploitability"]
-    mix, slack = KINDS[kind][1:]
+        oracle = evaluate_leaf_targets(trunk, evaluators=("exact",))[0]["trunk_exploitability"]
+        targets = solve_and_evaluate(trunk, CFRTargetEvaluator(trunk, 100, "best_response", **options), 100)
+        return oracle, targets.exploitability.exploitability
     targets = SweepEvaluator(
-        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", mix=mix),
+        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
         game_root=True,
     )
     rows = run_particle_sweep(
