@@ -17,12 +17,11 @@ move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
        average (guard 0), which values zero-belief infostates by how well
        they exploit a strategy that never had to answer them;
      - "cfr_best_response_mixed": best responses to one mixture of the
-       plain and the guarded averages at every infostate (`DEFAULT_MIX`):
-       an upper linearization of the leaf value, which the entry-wise
-       guard is not;
+       plain and the guarded averages at every infostate: an upper
+       linearization of the leaf value, which the entry-wise guard is not;
      - "cfr_best_response_budget": the same with the guarded share lowered
-       per query (at most `BUDGET_MIX`) so that the mixture's slack stays
-       within `DEFAULT_SLACK`;
+       per query so that the mixture's slack stays within a budget
+       (`RESPONSE_KINDS`' options);
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -38,7 +37,7 @@ from typing import Any
 from pvf.errors import PvfError, check_argument
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator, ConstantEvaluator, ExactEvaluator
-from pvf.solvers.guarded_values import BUDGET_MIX, DEFAULT_MIX, DEFAULT_SLACK
+from pvf.solvers.guarded_values import RESPONSE_KINDS
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import SparseSetting, sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
@@ -49,9 +48,11 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_current": lambda trunk, k: CFRTargetEvaluator(trunk, k, "current"),
     "cfr_best_response": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response"),
     "cfr_best_response_unguarded": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", guard=0.0),
-    "cfr_best_response_mixed": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", mix=DEFAULT_MIX),
+    "cfr_best_response_mixed": lambda trunk, k: CFRTargetEvaluator(
+        trunk, k, "best_response", **RESPONSE_KINDS["mixed"]
+    ),
     "cfr_best_response_budget": lambda trunk, k: CFRTargetEvaluator(
-        trunk, k, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK
+        trunk, k, "best_response", **RESPONSE_KINDS["budget"]
     ),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }

@@ -20,7 +20,7 @@ where the trunk has a decision and a leaf:
      100 trunk CFR+ iterations, 100 per leaf solve).
 `--kind mixed` measures the best responses to mixed plans instead of the
 entry-wise guard, `--kind budget` the same with their share held to a
-slack budget (`pvf.solvers.guarded_values`; `KINDS`).
+slack budget (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
 
@@ -48,7 +48,7 @@ from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.module_main import run_module
 from pvf.solvers.evaluators import CFRTargetEvaluator
-from pvf.solvers.guarded_values import BUDGET_MIX, DEFAULT_MIX, DEFAULT_SLACK
+from pvf.solvers.guarded_values import RESPONSE_KINDS
 from pvf.solvers.sparse_trunks import sparse_setting
 from pvf.solvers.trunk_solver import Trunk, solve_and_evaluate
 
@@ -62,12 +62,6 @@ DRAWS = (4, 16)
 SEEDS = (0, 1, 2)
 RATIO = 1.2
 SMALL_ORACLE, SMALL_GAP = 0.02, 0.005
-# the target kinds: `CFRTargetEvaluator`'s options for "best_response" on both paths
-KINDS = {
-    "guarded": {},
-    "mixed": {"mix": DEFAULT_MIX},
-    "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
-}
 COLUMNS = ("game", "path", "root_move", "depth", "draws", "seed", "oracle", "targets", "ratio", "ok", "seconds")
 
 
@@ -143,8 +137,8 @@ def cases(
 
 
 def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded") -> tuple[float, float]:
-    """(oracle, targets) trunk exploitability of one case, the targets of `kind` (`KINDS`)."""
-    options = KINDS[kind]
+    """(oracle, targets) trunk exploitability of one case, the targets of `kind` (`RESPONSE_KINDS`)."""
+    options = RESPONSE_KINDS[kind]
     if trunk is not None:
         oracle = evaluate_leaf_targets(trunk, evaluators=("exact",))[0]["trunk_exploitability"]
         targets = solve_and_evaluate(trunk, CFRTargetEvaluator(trunk, 100, "best_response", **options), 100)
@@ -227,7 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/target-quality.csv", help="the CSV to append rows to")
     parser.add_argument("--summary", action="store_true", help="only print the summary of the rows --out holds")
     parser.add_argument(
-        "--kind", choices=tuple(KINDS), default="guarded", help="the targets: guarded (the datasets'), mixed, budget"
+        "--kind",
+        choices=tuple(RESPONSE_KINDS),
+        default="guarded",
+        help="the targets: guarded (the datasets'), mixed, budget",
     )
     args = parser.parse_args(argv)
     if not args.summary:

@@ -44,16 +44,20 @@ can fall below V along a direction into the zero beliefs (the guarded
 solve answers all of them at once), and trunk CFR+ on them stalls instead
 of converging where the oracle's trunk does (measured in
 docs/results/value-function-quality.md). λ = 0.3 (`DEFAULT_MIX`) was
-chosen on the same sweep; λ = 0 is the unguarded best response.
+chosen against 0.5 on that page's seven trunks (0.5 misses Goofspiel-5's
+trunk to move 1); λ = 0 is the unguarded best response.
 
 Budgeted (`slack` = τ): per problem, λ = min(`mix`, τ / s), s the guarded
 plans' NashConv at the true beliefs (Σ_n Σ b_n·v_n of the best responses
 to them), so the mixture's slack is at most τ (best-response values are
 convex in the plan they answer) in the units trunk NashConv is measured
-in: as much of the guarded solve as the budget allows.
+in: as much of the guarded solve as the budget allows. τ = 10⁻³
+(`DEFAULT_SLACK`) was chosen against 3·10⁻³ and 10⁻² on Leduc's trunk to
+move 10, Liar's Dice's to move 4 and Goofspiel-5's to move 1.
+`RESPONSE_KINDS` names the three kinds by their options.
 
 Cost: one more solve of the same batch with other root beliefs, and two
-bottom-up best-response passes per player.
+bottom-up best-response passes per player (the budget: one more).
 """
 
 from __future__ import annotations
@@ -69,6 +73,12 @@ from pvf.solvers.sequence_ops import realization_plan
 DEFAULT_GUARD = 0.1
 DEFAULT_MIX = 0.3
 BUDGET_MIX, DEFAULT_SLACK = 0.5, 1e-3
+# the kinds of best-response targets: `best_response_targets`' options beyond the guard
+RESPONSE_KINDS: dict[str, dict[str, float]] = {
+    "guarded": {},
+    "mixed": {"mix": DEFAULT_MIX},
+    "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
+}
 
 
 def guarded_beliefs(beliefs: np.ndarray, groups: np.ndarray, guard: float) -> np.ndarray:

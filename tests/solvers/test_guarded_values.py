@@ -162,7 +162,7 @@ def test_mixed_targets_meet_the_criterion_where_the_entry_wise_guard_misses():
     assert within(oracle, mixed) and not within(oracle, entry_wise), (oracle, mixed, entry_wise)
 
 
-def test_the_mix_must_lie_in_the_unit_interval():
+def test_the_mix_must_lie_in_the_unit_interval_and_a_slack_budget_needs_one():
     trunk = build_trunk(cached_tree(KUHN), 3)
     with pytest.raises(PvfError, match="mix"):
         CFRTargetEvaluator(trunk, 10, "best_response", mix=1.5)(np.ones((1, 6)), np.ones((1, 6)))
