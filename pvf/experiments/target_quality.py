@@ -21,6 +21,10 @@ where the trunk has a decision and a leaf:
 `--kind mixed` measures the best responses to mixed plans instead of the
 entry-wise guard, `--kind budget` the same with their share held to a
 slack budget (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
+`--iterations N` solves the trunks N times instead of 100 (leaf solves
+stay at 100; the criterion is step 3's at N), and `--cases-missed-in CSV`
+keeps only the cases that CSV's rows miss: where a kind's misses at 100
+iterations stand once the trunk solve is longer.
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
 
@@ -39,7 +43,7 @@ from pathlib import Path
 
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.sampling import SamplingConfig
-from pvf.errors import PvfError
+from pvf.errors import PvfError, require_files
 from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
@@ -63,6 +67,7 @@ SEEDS = (0, 1, 2)
 RATIO = 1.2
 SMALL_ORACLE, SMALL_GAP = 0.02, 0.005
 COLUMNS = ("game", "path", "root_move", "depth", "draws", "seed", "oracle", "targets", "ratio", "ok", "seconds")
+TRUNK_ITERATIONS = 100
 
 
 @dataclass(frozen=True)
@@ -136,12 +141,15 @@ def cases(
                 yield Case(game, "particle", root_move, depth, k, seed), None
 
 
-def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded") -> tuple[float, float]:
-    """(oracle, targets) trunk exploitability of one case, the targets of `kind` (`RESPONSE_KINDS`)."""
+def measure(
+    case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded", iterations: int = TRUNK_ITERATIONS
+) -> tuple[float, float]:
+    """(oracle, targets) trunk exploitability of one case after `iterations` of trunk CFR+, the targets of `kind`
+    (`RESPONSE_KINDS`)."""
     options = RESPONSE_KINDS[kind]
     if trunk is not None:
-        oracle = evaluate_leaf_targets(trunk, evaluators=("exact",))[0]["trunk_exploitability"]
-        targets = solve_and_evaluate(trunk, CFRTargetEvaluator(trunk, 100, "best_response", **options), 100)
+        oracle = evaluate_leaf_targets(trunk, iterations=iterations, evaluators=("exact",))[0]["trunk_exploitability"]
+        targets = solve_and_evaluate(trunk, CFRTargetEvaluator(trunk, 100, "best_response", **options), iterations)
         return oracle, targets.exploitability.exploitability
     targets = SweepEvaluator(
         lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
@@ -155,15 +163,23 @@ def measure(case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "gu
         [case.seed],
         {"oracle": ORACLE, "targets": targets},
         reference=SamplingConfig(),
+        iterations=iterations,
     )
     found = {r.evaluator: r.exploitability for r in rows}
     return found["oracle"], found["targets"]
 
 
 def run(
-    games: Sequence[str], out: Path, draws: Sequence[int] = DRAWS, seeds: Sequence[int] = SEEDS, kind: str = "guarded"
+    games: Sequence[str],
+    out: Path,
+    draws: Sequence[int] = DRAWS,
+    seeds: Sequence[int] = SEEDS,
+    kind: str = "guarded",
+    iterations: int = TRUNK_ITERATIONS,
+    only: set[tuple[str, ...]] | None = None,
 ) -> int:
-    """Append every missing case's row to `out`; the number of rows that miss the criterion (`kind`: `measure`'s)."""
+    """Append every missing case's row to `out`; the number of rows that miss the criterion (`kind`, `iterations`:
+    `measure`'s). only: the case keys to measure (`missed_in`), None: all."""
     done: set[tuple[str, ...]] = set()
     if out.exists():
         with out.open() as f:
@@ -180,10 +196,10 @@ def run(
         except GameTooLarge:
             tree = None
         for case, trunk in cases(game, tree, loaded, draws, seeds):
-            if case.key in done:
+            if case.key in done or (only is not None and case.key not in only):
                 continue
             start = time.perf_counter()
-            oracle, targets = measure(case, trunk, loaded, kind)
+            oracle, targets = measure(case, trunk, loaded, kind, iterations)
             ok = within(oracle, targets)
             misses += not ok
             row = [*case.key, f"{oracle:.6g}", f"{targets:.6g}", f"{targets / oracle:.4g}" if oracle > 0 else "inf"]
@@ -192,6 +208,12 @@ def run(
                 csv.writer(f).writerow(row)
             print(" ".join(row), flush=True)
     return misses
+
+
+def missed_in(path: Path) -> set[tuple[str, ...]]:
+    """The case keys of the rows of a sweep's CSV that miss the criterion."""
+    with path.open() as f:
+        return {tuple(r[c] for c in COLUMNS[:6]) for r in csv.DictReader(f) if r["ok"] == "0"}
 
 
 def summarize(path: Path) -> list[dict[str, str]]:
@@ -226,9 +248,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="guarded",
         help="the targets: guarded (the datasets'), mixed, budget",
     )
+    parser.add_argument("--iterations", type=int, default=TRUNK_ITERATIONS, help="trunk CFR+ iterations (default 100)")
+    parser.add_argument("--cases-missed-in", metavar="CSV", help="only the cases this sweep's CSV marks as missed")
     args = parser.parse_args(argv)
+    if args.iterations < 1:
+        raise PvfError(f"--iterations must be at least 1, got {args.iterations}")
+    only = None
+    if args.cases_missed_in is not None:
+        require_files([args.cases_missed_in])
+        only = missed_in(Path(args.cases_missed_in))
     if not args.summary:
-        misses = run(args.games.split("|"), Path(args.out), kind=args.kind)
+        misses = run(args.games.split("|"), Path(args.out), kind=args.kind, iterations=args.iterations, only=only)
         print(f"{misses} rows miss the criterion")
     for row in summarize(Path(args.out)):
         print(" | ".join(row.values()))

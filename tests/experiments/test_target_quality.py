@@ -5,6 +5,7 @@ import csv
 import pytest
 
 from pvf.experiments.target_quality import COLUMNS, main, run, within
+from pvf.module_main import reported_status
 
 GOOFSPIEL3 = "goofspiel(imp_info=True,num_cards=3,points_order=descending)"
 
@@ -28,3 +29,26 @@ def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, kind):
     assert out.read_text() == before
     assert main(["--summary", "--out", str(out)]) == 0
     assert "goofspiel" in capsys.readouterr().out
+
+
+def test_cases_missed_in_a_sweep_are_measured_again_with_longer_trunk_solves(tmp_path):
+    first = tmp_path / "first.csv"
+    run([GOOFSPIEL3], first, draws=(4,), seeds=(0,))
+    rows = list(csv.DictReader(first.open()))
+    rows[1]["ok"] = "0"  # as if the particle case had missed
+    with first.open("w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    again = tmp_path / "again.csv"
+    assert main(["--games", GOOFSPIEL3, "--out", str(again), "--iterations", "7", "--cases-missed-in", str(first)]) == 0
+    (row,) = list(csv.DictReader(again.open()))
+    assert row["path"] == "particle" and row["draws"] == "4"
+    assert float(row["oracle"]) != float(rows[1]["oracle"])  # 7 trunk iterations, not 100
+
+
+def test_a_missing_cases_file_is_refused(tmp_path, capsys):
+    out = tmp_path / "a.csv"
+    status = reported_status(lambda: main(["--out", str(out), "--cases-missed-in", str(tmp_path / "none.csv")]), "tq")
+    assert status == 2 and not out.exists()
+    assert "none.csv: no such file" in capsys.readouterr().err
