@@ -22,9 +22,9 @@ where the trunk has a decision and a leaf:
 entry-wise guard, `--kind budget` the same with their share held to a
 slack budget (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
 `--iterations N` solves the trunks N times instead of 100 (leaf solves
-stay at 100; the criterion is step 3's at N), and `--cases-missed-in CSV`
-keeps only the cases that CSV's rows miss: where a kind's misses at 100
-iterations stand once the trunk solve is longer.
+stay at 100; the criterion is step 3's at N), and `--cases-missed-in
+A.csv,B.csv` keeps only the cases those sweeps' rows miss: where the
+misses at 100 iterations stand once the trunk solve is longer.
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
 
@@ -210,10 +210,13 @@ def run(
     return misses
 
 
-def missed_in(path: Path) -> set[tuple[str, ...]]:
-    """The case keys of the rows of a sweep's CSV that miss the criterion."""
-    with path.open() as f:
-        return {tuple(r[c] for c in COLUMNS[:6]) for r in csv.DictReader(f) if r["ok"] == "0"}
+def missed_in(paths: Sequence[Path]) -> set[tuple[str, ...]]:
+    """The case keys of the rows of sweeps' CSVs that miss the criterion (in any of them)."""
+    keys = set()
+    for path in paths:
+        with path.open() as f:
+            keys |= {tuple(r[c] for c in COLUMNS[:6]) for r in csv.DictReader(f) if r["ok"] == "0"}
+    return keys
 
 
 def summarize(path: Path) -> list[dict[str, str]]:
@@ -249,14 +252,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the targets: guarded (the datasets'), mixed, budget",
     )
     parser.add_argument("--iterations", type=int, default=TRUNK_ITERATIONS, help="trunk CFR+ iterations (default 100)")
-    parser.add_argument("--cases-missed-in", metavar="CSV", help="only the cases this sweep's CSV marks as missed")
+    parser.add_argument(
+        "--cases-missed-in", metavar="CSV[,CSV]", help="only the cases these sweeps' CSVs mark as missed (in any)"
+    )
     args = parser.parse_args(argv)
     if args.iterations < 1:
         raise PvfError(f"--iterations must be at least 1, got {args.iterations}")
     only = None
     if args.cases_missed_in is not None:
-        require_files([args.cases_missed_in])
-        only = missed_in(Path(args.cases_missed_in))
+        paths = [Path(p) for p in args.cases_missed_in.split(",")]
+        require_files(paths)
+        only = missed_in(paths)
     if not args.summary:
         misses = run(args.games.split("|"), Path(args.out), kind=args.kind, iterations=args.iterations, only=only)
         print(f"{misses} rows miss the criterion")

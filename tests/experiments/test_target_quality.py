@@ -35,16 +35,22 @@ def test_cases_missed_in_a_sweep_are_measured_again_with_longer_trunk_solves(tmp
     first = tmp_path / "first.csv"
     run([GOOFSPIEL3], first, draws=(4,), seeds=(0,))
     rows = list(csv.DictReader(first.open()))
-    rows[1]["ok"] = "0"  # as if the particle case had missed
-    with first.open("w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    assert [r["path"] for r in rows] == ["enumerated", "particle"]
+    with first.open("w", newline="") as f:  # as if the particle case had missed
+        csv.DictWriter(f, COLUMNS).writeheader()
+        csv.DictWriter(f, COLUMNS).writerows([rows[0], {**rows[1], "ok": "0"}])
     again = tmp_path / "again.csv"
     assert main(["--games", GOOFSPIEL3, "--out", str(again), "--iterations", "7", "--cases-missed-in", str(first)]) == 0
     (row,) = list(csv.DictReader(again.open()))
     assert row["path"] == "particle" and row["draws"] == "4"
     assert float(row["oracle"]) != float(rows[1]["oracle"])  # 7 trunk iterations, not 100
+    other = tmp_path / "other.csv"  # another sweep that missed the enumerated case: the union of the two is measured
+    with other.open("w", newline="") as f:
+        csv.DictWriter(f, COLUMNS).writeheader()
+        csv.DictWriter(f, COLUMNS).writerows([{**rows[0], "ok": "0"}])
+    missed = f"{first},{other}"
+    assert main(["--games", GOOFSPIEL3, "--out", str(again), "--iterations", "7", "--cases-missed-in", missed]) == 0
+    assert [r["path"] for r in csv.DictReader(again.open())] == ["particle", "enumerated"]
 
 
 def test_a_missing_cases_file_is_refused(tmp_path, capsys):
