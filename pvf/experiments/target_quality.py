@@ -23,7 +23,7 @@ entry-wise guard, `--kind budget` the same with their share held to a
 slack budget (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
 `--iterations N` solves the trunks N times instead of 100 (leaf solves
 stay at 100; the criterion is step 3's at N), and `--cases-missed-in
-A.csv,B.csv` keeps only the cases those sweeps' rows miss: where the
+A.csv B.csv` keeps only the cases those sweeps' rows miss: where the
 misses at 100 iterations stand once the trunk solve is longer.
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
@@ -253,14 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--iterations", type=int, default=TRUNK_ITERATIONS, help="trunk CFR+ iterations (default 100)")
     parser.add_argument(
-        "--cases-missed-in", metavar="CSV[,CSV]", help="only the cases these sweeps' CSVs mark as missed (in any)"
+        "--cases-missed-in", nargs="+", metavar="CSV", help="only the cases these sweeps' CSVs mark as missed (in any)"
     )
     args = parser.parse_args(argv)
     if args.iterations < 1:
         raise PvfError(f"--iterations must be at least 1, got {args.iterations}")
     only = None
     if args.cases_missed_in is not None:
-        paths = [Path(p) for p in args.cases_missed_in.split(",")]
+        paths = [Path(p) for p in args.cases_missed_in]
         require_files(paths)
         only = missed_in(paths)
     if not args.summary:

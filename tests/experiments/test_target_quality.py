@@ -48,8 +48,8 @@ def test_cases_missed_in_a_sweep_are_measured_again_with_longer_trunk_solves(tmp
     with other.open("w", newline="") as f:
         csv.DictWriter(f, COLUMNS).writeheader()
         csv.DictWriter(f, COLUMNS).writerows([{**rows[0], "ok": "0"}])
-    missed = f"{first},{other}"
-    assert main(["--games", GOOFSPIEL3, "--out", str(again), "--iterations", "7", "--cases-missed-in", missed]) == 0
+    missed = [str(first), str(other)]
+    assert main(["--games", GOOFSPIEL3, "--out", str(again), "--iterations", "7", "--cases-missed-in", *missed]) == 0
     assert [r["path"] for r in csv.DictReader(again.open())] == ["particle", "enumerated"]
 
 
