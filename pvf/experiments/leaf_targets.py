@@ -56,6 +56,12 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     ),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
+# the evaluator of each kind of best-response targets (`RESPONSE_KINDS`)
+RESPONSE_EVALUATORS = {
+    "guarded": "cfr_best_response",
+    "mixed": "cfr_best_response_mixed",
+    "budget": "cfr_best_response_budget",
+}
 
 
 def leaf_targets_trunk(tree: PublicTree, depth: int, root_move: int = 0, support: SparseSetting | None = None) -> Trunk:

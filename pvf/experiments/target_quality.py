@@ -44,17 +44,16 @@ from pathlib import Path
 from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError, require_files
-from pvf.experiments.leaf_targets import evaluate_leaf_targets, leaf_targets_trunk
+from pvf.experiments.leaf_targets import RESPONSE_EVALUATORS, evaluate_leaf_targets, leaf_targets_trunk
 from pvf.experiments.particle_sweep import DEFAULT_EXACT_HISTORIES, check_trunk, run_particle_sweep
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import LoadedGame, load_game
 from pvf.games.public_tree import GameTooLarge, PublicTree, build_public_tree
 from pvf.games.walk import public_observer
 from pvf.module_main import run_module
-from pvf.solvers.evaluators import CFRTargetEvaluator
 from pvf.solvers.guarded_values import RESPONSE_KINDS
 from pvf.solvers.sparse_trunks import sparse_setting
-from pvf.solvers.trunk_solver import Trunk, solve_and_evaluate
+from pvf.solvers.trunk_solver import Trunk
 
 GAMES = (
     "kuhn_poker",
@@ -84,6 +83,11 @@ class Case:
     @property
     def key(self) -> tuple[str, ...]:
         return (self.game, self.path, str(self.root_move), str(self.depth), str(self.draws), str(self.seed))
+
+
+def row_key(row: dict[str, str]) -> tuple[str, ...]:
+    """A CSV row's case, as `Case.key` gives it."""
+    return tuple(row[c] for c in COLUMNS[:6])
 
 
 def within(oracle: float, targets: float) -> bool:
@@ -148,9 +152,8 @@ def measure(
     (`RESPONSE_KINDS`)."""
     options = RESPONSE_KINDS[kind]
     if trunk is not None:
-        oracle = evaluate_leaf_targets(trunk, iterations=iterations, evaluators=("exact",))[0]["trunk_exploitability"]
-        targets = solve_and_evaluate(trunk, CFRTargetEvaluator(trunk, 100, "best_response", **options), iterations)
-        return oracle, targets.exploitability.exploitability
+        rows = evaluate_leaf_targets(trunk, iterations=iterations, evaluators=("exact", RESPONSE_EVALUATORS[kind]))
+        return rows[0]["trunk_exploitability"], rows[1]["trunk_exploitability"]
     targets = SweepEvaluator(
         lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
         game_root=True,
@@ -183,7 +186,7 @@ def run(
     done: set[tuple[str, ...]] = set()
     if out.exists():
         with out.open() as f:
-            done = {tuple(r[c] for c in COLUMNS[:6]) for r in csv.DictReader(f)}
+            done = {row_key(r) for r in csv.DictReader(f)}
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("w", newline="") as f:
@@ -215,7 +218,7 @@ def missed_in(paths: Sequence[Path]) -> set[tuple[str, ...]]:
     keys = set()
     for path in paths:
         with path.open() as f:
-            keys |= {tuple(r[c] for c in COLUMNS[:6]) for r in csv.DictReader(f) if r["ok"] == "0"}
+            keys |= {row_key(r) for r in csv.DictReader(f) if r["ok"] == "0"}
     return keys
 
 

@@ -4,8 +4,12 @@ import csv
 
 import pytest
 
+from pvf.experiments.leaf_targets import EVALUATORS, RESPONSE_EVALUATORS
 from pvf.experiments.target_quality import COLUMNS, main, run, within
 from pvf.module_main import reported_status
+from pvf.solvers.guarded_values import DEFAULT_GUARD, RESPONSE_KINDS
+from pvf.solvers.trunk_solver import build_trunk
+from tests.conftest import KUHN, cached_tree
 
 GOOFSPIEL3 = "goofspiel(imp_info=True,num_cards=3,points_order=descending)"
 
@@ -58,3 +62,12 @@ def test_a_missing_cases_file_is_refused(tmp_path, capsys):
     status = reported_status(lambda: main(["--out", str(out), "--cases-missed-in", str(tmp_path / "none.csv")]), "tq")
     assert status == 2 and not out.exists()
     assert "none.csv: no such file" in capsys.readouterr().err
+
+
+def test_each_kind_is_measured_on_enumerated_trunks_by_the_leaf_targets_evaluator_with_its_options():
+    assert set(RESPONSE_EVALUATORS) == set(RESPONSE_KINDS)
+    trunk = build_trunk(cached_tree(KUHN), 3)
+    for kind, options in RESPONSE_KINDS.items():
+        evaluator = EVALUATORS[RESPONSE_EVALUATORS[kind]](trunk, 100)
+        assert (evaluator.target, evaluator.guard) == ("best_response", DEFAULT_GUARD)
+        assert (evaluator.mix, evaluator.slack) == (options.get("mix"), options.get("slack")), kind
