@@ -22,6 +22,8 @@ move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
      - "cfr_best_response_budget": the same with the guarded share lowered
        per query so that the mixture's slack stays within a budget
        (`RESPONSE_KINDS`' options);
+     - "cfr_best_response_grouped": the budget's mixture, but the guarded
+       plan alone in the public states where a player has no belief;
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -54,6 +56,9 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_best_response_budget": lambda trunk, k: CFRTargetEvaluator(
         trunk, k, "best_response", **RESPONSE_KINDS["budget"]
     ),
+    "cfr_best_response_grouped": lambda trunk, k: CFRTargetEvaluator(
+        trunk, k, "best_response", **RESPONSE_KINDS["grouped"]
+    ),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
 # the evaluator of each kind of best-response targets (`RESPONSE_KINDS`)
@@ -61,6 +66,7 @@ RESPONSE_EVALUATORS = {
     "guarded": "cfr_best_response",
     "mixed": "cfr_best_response_mixed",
     "budget": "cfr_best_response_budget",
+    "grouped": "cfr_best_response_grouped",
 }
 
 

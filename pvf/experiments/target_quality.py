@@ -20,11 +20,16 @@ where the trunk has a decision and a leaf:
      100 trunk CFR+ iterations, 100 per leaf solve).
 `--kind mixed` measures the best responses to mixed plans instead of the
 entry-wise guard, `--kind budget` the same with their share held to a
-slack budget (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
+slack budget, `--kind grouped` the budget's with the guarded plan alone
+in the public states where a player has no belief
+(`pvf.solvers.guarded_values.RESPONSE_KINDS`).
 `--iterations N` solves the trunks N times instead of 100 (leaf solves
 stay at 100; the criterion is step 3's at N), and `--cases-missed-in
 A.csv B.csv` keeps only the cases those sweeps' rows miss: where the
 misses at 100 iterations stand once the trunk solve is longer.
+`--min-depth D` keeps the trunks whose leaves lie at move D or later (the
+exact oracle solves an LP of the game below each leaf public state at every
+trunk iteration: Goofspiel-6 to move 1 or 2 is beyond two cores).
 Rows are appended to a CSV as they finish, and a rerun skips the rows the
 file already holds, so an interrupted sweep continues where it stopped:
 
@@ -180,9 +185,11 @@ def run(
     kind: str = "guarded",
     iterations: int = TRUNK_ITERATIONS,
     only: set[tuple[str, ...]] | None = None,
+    min_depth: int = 1,
 ) -> int:
     """Append every missing case's row to `out`; the number of rows that miss the criterion (`kind`, `iterations`:
-    `measure`'s). only: the case keys to measure (`missed_in`), None: all."""
+    `measure`'s). only: the case keys to measure (`missed_in`), None: all; min_depth: only trunks whose leaves
+    lie at this move or later."""
     done: set[tuple[str, ...]] = set()
     if out.exists():
         with out.open() as f:
@@ -199,7 +206,7 @@ def run(
         except GameTooLarge:
             tree = None
         for case, trunk in cases(game, tree, loaded, draws, seeds):
-            if case.key in done or (only is not None and case.key not in only):
+            if case.key in done or (only is not None and case.key not in only) or case.depth < min_depth:
                 continue
             start = time.perf_counter()
             oracle, targets = measure(case, trunk, loaded, kind, iterations)
@@ -252,22 +259,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--kind",
         choices=tuple(RESPONSE_KINDS),
         default="guarded",
-        help="the targets: guarded (the datasets'), mixed, budget",
+        help="the targets: guarded (the datasets'), mixed, budget, grouped",
     )
     parser.add_argument("--iterations", type=int, default=TRUNK_ITERATIONS, help="trunk CFR+ iterations (default 100)")
     parser.add_argument(
         "--cases-missed-in", nargs="+", metavar="CSV", help="only the cases these sweeps' CSVs mark as missed (in any)"
     )
+    parser.add_argument(
+        "--min-depth",
+        type=int,
+        default=1,
+        help="only trunks whose leaves lie at this move or later (default 1: all); the exact oracle's LPs grow "
+        "with the moves below the leaves",
+    )
     args = parser.parse_args(argv)
     if args.iterations < 1:
         raise PvfError(f"--iterations must be at least 1, got {args.iterations}")
+    if args.min_depth < 1:
+        raise PvfError(f"--min-depth must be at least 1, got {args.min_depth}")
     only = None
     if args.cases_missed_in is not None:
         paths = [Path(p) for p in args.cases_missed_in]
         require_files(paths)
         only = missed_in(paths)
     if not args.summary:
-        misses = run(args.games.split("|"), Path(args.out), kind=args.kind, iterations=args.iterations, only=only)
+        games = args.games.split("|")
+        misses = run(
+            games, Path(args.out), kind=args.kind, iterations=args.iterations, only=only, min_depth=args.min_depth
+        )
         print(f"{misses} rows miss the criterion")
     for row in summarize(Path(args.out)):
         print(" | ".join(row.values()))

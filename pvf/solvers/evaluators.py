@@ -142,11 +142,13 @@ class CFRTargetEvaluator:
         leaf_evaluator: LeafEvaluator | None = None,
         mix: float | None = None,
         slack: float | None = None,
+        grouped: bool = False,
     ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own);
         leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves;
         mix, slack: "best_response" with best responses to mixed plans, their share capped by a slack budget
-        (`pvf.solvers.guarded_values`); mix None: entry-wise."""
+        (`pvf.solvers.guarded_values`); mix None: entry-wise; grouped: the guarded plan alone in the public
+        states where a player has no belief."""
         if target not in self.TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
@@ -156,6 +158,7 @@ class CFRTargetEvaluator:
         self.leaf_evaluator = leaf_evaluator
         self.mix = mix
         self.slack = slack
+        self.grouped = grouped
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         beliefs = self.leaves.root_beliefs(reach1, reach2)
@@ -171,6 +174,7 @@ class CFRTargetEvaluator:
                 leaf_evaluator=self.leaf_evaluator,
                 mix=self.mix,
                 slack=self.slack,
+                grouped=self.grouped,
             )
             return self.leaves.scatter(*values)
         result = cfr_plus(game, self.iterations, root_beliefs=beliefs, leaf_evaluator=self.leaf_evaluator)

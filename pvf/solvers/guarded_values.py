@@ -54,7 +54,23 @@ convex in the plan they answer) in the units trunk NashConv is measured
 in: as much of the guarded solve as the budget allows. τ = 10⁻³
 (`DEFAULT_SLACK`) was chosen against 3·10⁻³ and 10⁻² on Leduc's trunk to
 move 10, Liar's Dice's to move 4 and Goofspiel-5's to move 1.
-`RESPONSE_KINDS` names the three kinds by their options.
+
+Grouped (`grouped=True`, with a mix and budget as above): player n's
+values answer the opponent's mixed plan, except below the root public
+states where n has no belief at all. There the solver's plan answers
+nothing (CFR+'s average plays uniformly where no belief reaches) and the
+mixture keeps at least half of it, so the best responses there are those
+to near-uniform play: valid but optimistic. Sparse particle trunks have
+many such public states (a few particles leave one player's whole range at
+a leaf empty), and trunk CFR+ converges slowly on them (Leduc, K = 4
+particles at move 2, trunk to move 10: the budget's trunk at 0.0127 after
+1,000 iterations, the oracle's at 0.0006). There n's values answer the
+guarded plan alone. The root public states are disjoint subgames, so a
+plan assembled per public state is still one opponent plan (an upper
+linearization), and as the player's beliefs there are zero, its slack at
+the true beliefs is the budget's.
+
+`RESPONSE_KINDS` names the four kinds by their options.
 
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player (the budget: one more).
@@ -67,7 +83,7 @@ import numpy as np
 from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.interface import LeafEvaluator, LeafQueries, Solver, SolverResult
-from pvf.solvers.sequence_form import SequenceGame
+from pvf.solvers.sequence_form import PlayerSequences, SequenceGame
 from pvf.solvers.sequence_ops import realization_plan
 
 DEFAULT_GUARD = 0.1
@@ -78,6 +94,7 @@ RESPONSE_KINDS: dict[str, dict[str, float]] = {
     "guarded": {},
     "mixed": {"mix": DEFAULT_MIX},
     "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
+    "grouped": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK, "grouped": True},
 }
 
 
@@ -111,6 +128,7 @@ def best_response_targets(
     leaf_evaluator: LeafEvaluator | None = None,
     mix: float | None = None,
     slack: float | None = None,
+    grouped: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] the module's best-response root values.
 
@@ -123,11 +141,15 @@ def best_response_targets(
     solved: the solver's result at the true beliefs, if already computed.
     mix: None: the entry-wise guard; λ in [0, 1]: best responses to the mixed plans (module docstring).
     slack: with `mix`, the budget τ > 0 that lowers λ per problem (module docstring, "Budgeted").
+    grouped: with `mix`, the guarded plan alone where a player has no belief in a public state (module
+        docstring, "Grouped").
     """
     if mix is not None and not 0.0 <= mix <= 1.0:
         raise PvfError(f"the mix must lie in [0, 1], got {mix}")
     if slack is not None and (mix is None or not slack > 0.0):
         raise PvfError(f"a slack budget needs a mix and must be positive, got {slack}")
+    if grouped and (mix is None or guard == 0.0):
+        raise PvfError("grouped best responses need a mix and a positive guard")
     raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
         solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
@@ -139,10 +161,45 @@ def best_response_targets(
     if mix is not None:
         share = mix if slack is None else _budgeted(game, again, root_beliefs, leaves, mix, slack)
         mixed = [(1.0 - share) * plans[n] + share * again[n] for n in (0, 1)]
+        if grouped:
+            mixed = _guarded_where_unbelieved(game, mixed, again, root_beliefs, groups)
         return best_response_root_values(game, *mixed, leaves)
     plain = best_response_root_values(game, *plans, leaves)
     guarded = best_response_root_values(game, *again, leaves)
     return tuple(np.where(np.asarray(root_beliefs[n]) > 0.0, plain[n], guarded[n]) for n in (0, 1))
+
+
+def _guarded_where_unbelieved(
+    game: SequenceGame,
+    plans: list[np.ndarray],
+    guarded: list[np.ndarray],
+    root_beliefs: tuple[np.ndarray, np.ndarray],
+    groups: tuple[np.ndarray, np.ndarray],
+) -> list[np.ndarray]:
+    """Per player n [S_n, B]: `plans[n]`, but `guarded[n]` below the root public states where the opponent,
+    whose best responses answer n's plan, has no belief (per problem)."""
+    out = []
+    for n in (0, 1):
+        opponent = 1 - n
+        beliefs = np.asarray(root_beliefs[opponent])  # [B, R_o]
+        states, column = np.unique(np.asarray(groups[opponent]), return_inverse=True)
+        believed = np.zeros((len(states), beliefs.shape[0]))
+        np.add.at(believed, column, beliefs.T)  # [G, B]: the opponent's belief per public state
+        own = np.asarray(groups[n])[_roots(game.players[n])]  # [S_n] the root public state of each sequence
+        at = np.minimum(np.searchsorted(states, own), len(states) - 1)
+        empty = (states[at] == own)[:, None] & (believed[at] <= 0.0)  # [S_n, B]
+        out.append(np.where(empty, guarded[n], plans[n]))
+    return out
+
+
+def _roots(player: PlayerSequences) -> np.ndarray:
+    """[S] the root sequence above each sequence (itself for a root)."""
+    root = np.arange(player.num_sequences)
+    parent = player.seq_parent[root]
+    while (parent >= 0).any():
+        root = np.where(parent >= 0, parent, root)
+        parent = player.seq_parent[root]
+    return root
 
 
 def _budgeted(

@@ -20,7 +20,7 @@ def test_the_criterion():
     assert within(0.05, 0.01)  # the oracle is a reference, not a lower bound
 
 
-@pytest.mark.parametrize("kind", ["guarded", "mixed", "budget"])
+@pytest.mark.parametrize("kind", ["guarded", "mixed", "budget", "grouped"])
 def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, kind):
     out = tmp_path / "quality.csv"
     assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,), kind=kind) == 0
@@ -33,6 +33,15 @@ def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, kind):
     assert out.read_text() == before
     assert main(["--summary", "--out", str(out)]) == 0
     assert "goofspiel" in capsys.readouterr().out
+
+
+def test_min_depth_keeps_the_trunks_whose_leaves_lie_at_that_move_or_later(tmp_path):
+    out = tmp_path / "deep.csv"
+    assert main(["--games", KUHN, "--out", str(out), "--min-depth", "3"]) == 0
+    depths = {int(r["depth"]) for r in csv.DictReader(out.open())}
+    assert depths and min(depths) == 3
+    status = reported_status(lambda: main(["--out", str(tmp_path / "x.csv"), "--min-depth", "0"]), "tq")
+    assert status == 2 and not (tmp_path / "x.csv").exists()
 
 
 def test_cases_missed_in_a_sweep_are_measured_again_with_longer_trunk_solves(tmp_path):
@@ -71,3 +80,4 @@ def test_each_kind_is_measured_on_enumerated_trunks_by_the_leaf_targets_evaluato
         evaluator = EVALUATORS[RESPONSE_EVALUATORS[kind]](trunk, 100)
         assert (evaluator.target, evaluator.guard) == ("best_response", DEFAULT_GUARD)
         assert (evaluator.mix, evaluator.slack) == (options.get("mix"), options.get("slack")), kind
+        assert evaluator.grouped == options.get("grouped", False), kind
