@@ -19,6 +19,7 @@ once per trunk solve and weights, not at every CFR+ iteration
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from torch import Tensor, nn
 from pvf.datasets.layout import DataLayout
 from pvf.errors import PvfError
 from pvf.nets.deep_sets import ParticleVF
+from pvf.nets.distinct_rows import every_row
 from pvf.nets.stacked import StackedNets
 from pvf.valuefn.architecture import Architecture, Batch, LeafEncoder, tile
 from pvf.valuefn.encoding import (
@@ -275,6 +277,9 @@ class _ParticleLeaves:
         self.features = torch.from_numpy(feats).to(device)
         self.public = torch.from_numpy(leaves.public).to(device)
         self.basis = _BasisCache()
+        # the fixed features' distinct rows: a lower bound of every query's (`__call__`)
+        self.distinct = len(torch.unique(self.features.reshape(L * N, feats.shape[2]), dim=0))
+        self._buffer: Tensor | None = None  # `_inputs`', for the last problem count
 
     def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
         B, (L, N) = flat.shape[0], self.gather.shape
@@ -286,18 +291,38 @@ class _ParticleLeaves:
             features, basis = self.basis.get(net, self.features, B)
             values = _call(net, "head", beliefs, basis, features, public, mask)
         else:
-            features = tile(self.features, B)
-            if self.opponent_feature:
-                opponent = self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1).astype(np.float32)
-                features = torch.cat([features, torch.from_numpy(opponent).to(self.device)], dim=2)
-            if self.rollout:
-                rollout = self.leaves.rollout_means(flat, *self.rollout)[:, self.gather].reshape(B * L, N, 1)
-                features = torch.cat([features, torch.from_numpy(rollout.astype(np.float32)).to(self.device)], dim=2)
-            if self.reach_feature:
-                reach = self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1).astype(np.float32)
-                features = torch.cat([features, torch.from_numpy(reach).to(self.device)], dim=2)
-            values = net(beliefs, features, public, mask)
+            # a table of distinct rows (`pvf.nets.distinct_rows`) pays only if at most half the rows are distinct,
+            # and they are at least as many as the fixed features' distinct rows: where those already exceed
+            # half, the net runs on every row without first hashing them (the values it would fall back to)
+            with nullcontext() if 2 * self.distinct <= B * L * N else every_row():
+                values = net(beliefs, self._inputs(flat), public, mask)
         values = values.reshape(B, L * N).double().cpu().numpy()
         out = np.zeros((B, self.pad))
         out[:, self.scatter[1]] = values[:, self.scatter[0]]
         return out
+
+    def _inputs(self, flat: np.ndarray) -> Tensor:
+        """[B·L, N, F] the features of B problems' particles: the trunk's fixed columns, then the per-query ones
+        (mean opponent features, mean rollout value, counterfactual reach, for nets that take them).
+
+        One buffer per problem count holds them: the fixed columns are written when it is made, the per-query
+        columns at each query (a query's features are not kept past its forward pass)."""
+        B, (L, N) = flat.shape[0], self.gather.shape
+        columns = []
+        if self.opponent_feature:
+            columns.append(self.leaves.cf_opponent(flat)[:, self.gather].reshape(B * L, N, -1))
+        if self.rollout:
+            columns.append(self.leaves.rollout_means(flat, *self.rollout)[:, self.gather].reshape(B * L, N, 1))
+        if self.reach_feature:
+            columns.append(self.leaves.cf_reach(flat)[:, self.gather].reshape(B * L, N, 1))
+        fixed = self.features.shape[2]
+        shape = (B * L, N, fixed + sum(c.shape[2] for c in columns))
+        if self._buffer is None or tuple(self._buffer.shape) != shape:
+            self._buffer = torch.empty(shape, dtype=self.features.dtype, device=self.device)
+            self._buffer[:, :, :fixed] = tile(self.features, B)
+        start = fixed
+        for column in columns:
+            end = start + column.shape[2]
+            self._buffer[:, :, start:end] = torch.from_numpy(column.astype(np.float32)).to(self.device)
+            start = end
+        return self._buffer

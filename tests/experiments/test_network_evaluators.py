@@ -163,3 +163,26 @@ def test_particle_basis_is_recomputed_when_the_weights_change(small_file, stacke
     for a, b, old in zip(changed, fresh, first):
         np.testing.assert_array_equal(a, b)
         assert not np.allclose(a, old)
+
+
+@pytest.mark.parametrize("name", ["particle", "attention"])
+def test_per_query_inputs_are_each_querys_own(small_file, name):
+    """Nets that take per-query inputs (counterfactual reach, mean opponent features) get them written into one
+    buffer per problem count, beside the trunk's fixed features: a query after others, or after a query of
+    another problem count, must give bit for bit what a fresh evaluator gives."""
+    game, depth, path = small_file
+    tree = cached_tree(game)
+    trunk, features = build_trunk(tree, depth), build_feature_tables(tree)
+    layout = replace(DataLayout.from_file(path), reach_feature=True, opponent_feature=True)
+    torch.manual_seed(0)
+    arch = make_architecture(name)
+    net = arch.build(layout).eval()
+    evaluator = NetworkEvaluator(trunk, net, arch, layout, features)
+    rng = np.random.default_rng(3)
+    queries = [[rng.random((b, size)) for size in evaluator.leaves.sizes] for b in (1, 1, 3, 1)]
+    for reaches in queries:
+        ours = evaluator(*reaches)
+        fresh = NetworkEvaluator(trunk, net, arch, layout, features)(*reaches)
+        for a, b in zip(ours, fresh):
+            np.testing.assert_array_equal(a, b)
+    assert not np.allclose(evaluator(*queries[0])[0], evaluator(*queries[1])[0])
