@@ -72,6 +72,7 @@ RATIO = 1.2
 SMALL_ORACLE, SMALL_GAP = 0.02, 0.005
 COLUMNS = ("game", "path", "root_move", "depth", "draws", "seed", "oracle", "targets", "ratio", "ok", "seconds")
 TRUNK_ITERATIONS = 100
+EXACT_HISTORIES = DEFAULT_EXACT_HISTORIES  # particle games judged by the LP up to this size (`run_particle_sweep`)
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,10 @@ def cases(
 
 def measure(
     case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded", iterations: int = TRUNK_ITERATIONS
-) -> tuple[float, float]:
+) -> tuple[float, float] | None:
     """(oracle, targets) trunk exploitability of one case after `iterations` of trunk CFR+, the targets of `kind`
-    (`RESPONSE_KINDS`)."""
+    (`RESPONSE_KINDS`); None for a particle case whose restricted game is beyond the exploitability LP
+    (`EXACT_HISTORIES`: the sweep has no oracle there, only bounds)."""
     options = RESPONSE_KINDS[kind]
     if trunk is not None:
         rows = evaluate_leaf_targets(trunk, iterations=iterations, evaluators=("exact", RESPONSE_EVALUATORS[kind]))
@@ -172,9 +174,10 @@ def measure(
         {"oracle": ORACLE, "targets": targets},
         reference=SamplingConfig(),
         iterations=iterations,
+        exact_up_to=EXACT_HISTORIES,
     )
     found = {r.evaluator: r.exploitability for r in rows}
-    return found["oracle"], found["targets"]
+    return (found["oracle"], found["targets"]) if "oracle" in found else None
 
 
 def run(
@@ -209,7 +212,11 @@ def run(
             if case.key in done or (only is not None and case.key not in only) or case.depth < min_depth:
                 continue
             start = time.perf_counter()
-            oracle, targets = measure(case, trunk, loaded, kind, iterations)
+            measured = measure(case, trunk, loaded, kind, iterations)
+            if measured is None:
+                print(" ".join(case.key), f"not judged: beyond the exploitability LP ({EXACT_HISTORIES:,} histories)")
+                continue
+            oracle, targets = measured
             ok = within(oracle, targets)
             misses += not ok
             row = [*case.key, f"{oracle:.6g}", f"{targets:.6g}", f"{targets / oracle:.4g}" if oracle > 0 else "inf"]

@@ -4,6 +4,7 @@ import csv
 
 import pytest
 
+from pvf.experiments import target_quality
 from pvf.experiments.leaf_targets import EVALUATORS, RESPONSE_EVALUATORS
 from pvf.experiments.target_quality import COLUMNS, main, run, within
 from pvf.module_main import reported_status
@@ -33,6 +34,16 @@ def test_rows_are_appended_once_and_a_rerun_continues(tmp_path, capsys, kind):
     assert out.read_text() == before
     assert main(["--summary", "--out", str(out)]) == 0
     assert "goofspiel" in capsys.readouterr().out
+
+
+def test_particle_cases_beyond_the_exploitability_lp_are_named_and_not_written(tmp_path, capsys, monkeypatch):
+    """There the sweep has bounds, no oracle: such a case gets no row (a rerun tries it again), as Goofspiel-6's
+    particle trunks from the initial state."""
+    monkeypatch.setattr(target_quality, "EXACT_HISTORIES", 1)
+    out = tmp_path / "quality.csv"
+    assert run([GOOFSPIEL3], out, draws=(4,), seeds=(0,)) == 0
+    assert [r["path"] for r in csv.DictReader(out.open())] == ["enumerated"]
+    assert "particle 0 1 4 0 not judged: beyond the exploitability LP (1 histories)" in capsys.readouterr().out
 
 
 def test_min_depth_keeps_the_trunks_whose_leaves_lie_at_that_move_or_later(tmp_path):
