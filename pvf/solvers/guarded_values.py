@@ -90,7 +90,7 @@ DEFAULT_GUARD = 0.1
 DEFAULT_MIX = 0.3
 BUDGET_MIX, DEFAULT_SLACK = 0.5, 1e-3
 # the kinds of best-response targets: `best_response_targets`' options beyond the guard
-RESPONSE_KINDS: dict[str, dict[str, float]] = {
+RESPONSE_KINDS: dict[str, dict[str, float | bool]] = {
     "guarded": {},
     "mixed": {"mix": DEFAULT_MIX},
     "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
@@ -155,7 +155,7 @@ def best_response_targets(
         solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
     leaves = None if leaf_evaluator is None else LeafQueries(game, leaf_evaluator)
     plans = _plans(game, solved, root_beliefs)
-    if raised is None or mix == 0.0:
+    if raised is None or (mix == 0.0 and not grouped):
         return best_response_root_values(game, *plans, leaves)
     again = _plans(game, solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator), root_beliefs)
     if mix is not None:
