@@ -151,27 +151,32 @@ def cases(
                 yield Case(game, "particle", root_move, depth, k, seed), None
 
 
+def particle_targets(loaded: LoadedGame, kind: str) -> SweepEvaluator:
+    """Step 2's targets of `kind` (`RESPONSE_KINDS`) at a particle trunk's leaves: the induced PBSs, 100 CFR+
+    iterations each, in a net's game-root convention."""
+    options = RESPONSE_KINDS[kind]
+    return SweepEvaluator(
+        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
+        game_root=True,
+    )
+
+
 def measure(
     case: Case, trunk: Trunk | None, loaded: LoadedGame, kind: str = "guarded", iterations: int = TRUNK_ITERATIONS
 ) -> tuple[float, float] | None:
     """(oracle, targets) trunk exploitability of one case after `iterations` of trunk CFR+, the targets of `kind`
     (`RESPONSE_KINDS`); None for a particle case whose restricted game is beyond the exploitability LP
     (`EXACT_HISTORIES`: the sweep has no oracle there, only bounds)."""
-    options = RESPONSE_KINDS[kind]
     if trunk is not None:
         rows = evaluate_leaf_targets(trunk, iterations=iterations, evaluators=("exact", RESPONSE_EVALUATORS[kind]))
         return rows[0]["trunk_exploitability"], rows[1]["trunk_exploitability"]
-    targets = SweepEvaluator(
-        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
-        game_root=True,
-    )
     rows = run_particle_sweep(
         loaded,
         case.root_move,
         case.depth,
         [case.draws],
         [case.seed],
-        {"oracle": ORACLE, "targets": targets},
+        {"oracle": ORACLE, "targets": particle_targets(loaded, kind)},
         reference=SamplingConfig(),
         iterations=iterations,
         exact_up_to=EXACT_HISTORIES,

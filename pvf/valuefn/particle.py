@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -277,8 +278,6 @@ class _ParticleLeaves:
         self.features = torch.from_numpy(feats).to(device)
         self.public = torch.from_numpy(leaves.public).to(device)
         self.basis = _BasisCache()
-        # the fixed features' distinct rows: a lower bound of every query's (`__call__`)
-        self.distinct = len(torch.unique(self.features.reshape(L * N, feats.shape[2]), dim=0))
         self._buffer: Tensor | None = None  # `_inputs`', for the last problem count
 
     def __call__(self, net: nn.Module, flat: np.ndarray) -> np.ndarray:
@@ -294,12 +293,17 @@ class _ParticleLeaves:
             # a table of distinct rows (`pvf.nets.distinct_rows`) pays only if at most half the rows are distinct,
             # and they are at least as many as the fixed features' distinct rows: where those already exceed
             # half, the net runs on every row without first hashing them (the values it would fall back to)
-            with nullcontext() if 2 * self.distinct <= B * L * N else every_row():
+            with nullcontext() if 2 * self._distinct_rows <= B * L * N else every_row():
                 values = net(beliefs, self._inputs(flat), public, mask)
         values = values.reshape(B, L * N).double().cpu().numpy()
         out = np.zeros((B, self.pad))
         out[:, self.scatter[1]] = values[:, self.scatter[0]]
         return out
+
+    @cached_property
+    def _distinct_rows(self) -> int:
+        """The fixed features' distinct rows, a lower bound of every query's (only nets with per-query inputs ask)."""
+        return len(torch.unique(self.features.reshape(-1, self.features.shape[2]), dim=0))
 
     def _inputs(self, flat: np.ndarray) -> Tensor:
         """[B·L, N, F] the features of B problems' particles: the trunk's fixed columns, then the per-query ones

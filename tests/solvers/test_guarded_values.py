@@ -8,12 +8,11 @@ neither of which shares code with the guarded solve.
 import numpy as np
 import pytest
 
-from pvf.datasets.induced_targets import induced_pbs_evaluator
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
 from pvf.experiments.particle_sweep import run_particle_sweep
-from pvf.experiments.target_quality import within
-from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
+from pvf.experiments.target_quality import particle_targets, within
+from pvf.experiments.trunk_sweep import ORACLE
 from pvf.games.loading import load_game
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
@@ -199,15 +198,7 @@ def test_grouped_targets_meet_the_criterion_on_a_sparse_particle_trunk_where_the
     best responses to near-uniform play in the public states where a player has no belief leave the trunk
     at 1.31× the exact oracle, the grouped targets at 0.56× (docs/results/value-function-quality.md)."""
     loaded = load_game(LEDUC)
-    targets = {
-        kind: SweepEvaluator(
-            lambda setting, o=RESPONSE_KINDS[kind]: (
-                lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **o)
-            ),
-            game_root=True,
-        )
-        for kind in ("budget", "grouped")
-    }
+    targets = {kind: particle_targets(loaded, kind) for kind in ("budget", "grouped")}
     rows = run_particle_sweep(loaded, 2, 10, [4], [0], {"oracle": ORACLE, **targets}, reference=SamplingConfig())
     found = {r.evaluator: r.exploitability for r in rows}
     assert within(found["oracle"], found["grouped"]) and not within(found["oracle"], found["budget"]), found
