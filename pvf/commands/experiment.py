@@ -35,6 +35,7 @@ from pvf.commands import require_positive, resolve_max_histories
 from pvf.errors import PvfError, say_on_stderr
 from pvf.games.engine import ENGINES
 from pvf.outputs import check_future_dir, check_output_dir
+from pvf.solvers.guarded_values import TARGETS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -135,11 +136,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         nargs="?",
         const="average",
         default=None,
-        choices=("average", "current", "best_response"),
+        choices=TARGETS,
         metavar="KIND",
         help="also a dataset target at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): "
-        "what a perfect network trained on it would give; KIND average (the default, the row 'targets'), current "
-        "or best_response (pvf generate's default target: the row 'targets best_response')",
+        "what a perfect network trained on it would give; KIND average (the default, the row 'targets'), current, "
+        "best_response (pvf generate's default target: the row 'targets best_response') or grouped",
     )
     part.add_argument(
         "--target-network",

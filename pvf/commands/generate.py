@@ -21,6 +21,7 @@ from pvf.commands import add_progress_argument, progress_wanted, resolve_max_his
 from pvf.commands.solver_options import add_solver_arguments
 from pvf.errors import PvfError, say_on_stderr
 from pvf.games.engine import ENGINES
+from pvf.solvers.guarded_values import TARGETS
 from pvf.solvers.registry import DEFAULT_SOLVER
 
 if TYPE_CHECKING:
@@ -53,10 +54,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--target",
-        choices=("average", "current", "best_response"),
+        choices=TARGETS,
         default="best_response",
         help="what /infostates/target holds: best responses, guarded where a belief is zero (best_response, the "
-        "default: the values a trunk needs where a belief is zero; one more solve), the average "
+        "default: the values a trunk needs where a belief is zero; one more solve), best responses to one mixed "
+        "plan, the guarded solve's alone where a player has no belief in a public state (grouped), the average "
         "profile's values (average, the paper's) or the last iterate's (always stored too, /infostates/target_current)",
     )
     p.add_argument(

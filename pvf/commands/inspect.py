@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from pvf.solvers.guarded_values import RESPONSE_TARGETS
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("inspect", help="validate a PBS dataset file and summarise it", description=__doc__)
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         s = summary[name]
         print(f"{name:<21}mean {s['mean']:.6g}  std {s['std']:.6g}  min {s['min']:.6g}  max {s['max']:.6g}")
     # best responses to the opponent's equilibrium strategy are not a profile's values: their sum need not be 0
-    not_a_profile = ": best responses, need not be 0" if attrs["target"] == "best_response" else ""
+    not_a_profile = ": best responses, need not be 0" if attrs["target"] in RESPONSE_TARGETS else ""
     print(
         f"zero-sum residual    max {summary['max_zero_sum_residual']:.3g} (target{not_a_profile}), "
         f"{summary['max_zero_sum_residual_current']:.3g} (target_current)"

@@ -60,6 +60,7 @@ from pvf.experiments.figures import (
 from pvf.games.induced_pbs import check_particle_count
 from pvf.games.registry import games_help, reproducible
 from pvf.outputs import check_future_dir
+from pvf.solvers.guarded_values import TARGETS
 from pvf.valuefn.registry import ARCHITECTURES, particle_architectures
 
 MAX_SEEDS = 1_000  # each seed is a dataset and a net per architecture
@@ -148,9 +149,10 @@ def _training_options(p: argparse.ArgumentParser, defaults: str = "the paper's: 
     # here: the parser is built for every pvf command); fig. 3 and 4 train by the paper's target and schedule
     p.add_argument(
         "--target",
-        choices=("average", "current", "best_response"),
+        choices=TARGETS,
         default=None,
-        help="train on CFR+'s average profile, its last iterate or best responses (guarded where a belief is zero) "
+        help="train on CFR+'s average profile, its last iterate or best responses (guarded where a belief is zero, "
+        "or grouped: `pvf generate --help`) "
         f"(checkpoints get -<target> but for average; default: {defaults})",
     )
     p.add_argument("--max-steps", type=int, default=None, help="training steps (default: configs/train.yaml's)")
@@ -455,7 +457,7 @@ def config_options(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]
 def _quality_config(args: argparse.Namespace, options: dict[str, Any]) -> dict[str, Any]:
     """quality: the protocol with the levers given on the command line, and the config fields it sets."""
     if args.target == "current":
-        raise PvfError("quality trains on average or best_response targets; --target current is fig3's")
+        raise PvfError("quality trains on average or best-response targets; --target current is fig3's")
     if args.ablation:
         given = [
             f"--{name.replace('_', '-')}"

@@ -19,8 +19,6 @@ from typing import Any
 from pvf.datasets.reader import PBSDataset
 from pvf.errors import PvfError
 
-TARGETS = ("average", "current", "best_response")
-
 
 @dataclass(frozen=True)
 class DataLayout:
@@ -28,7 +26,7 @@ class DataLayout:
 
     game: OpenSpiel game string of the data.
     depth: trunk depth (OpenSpiel move number) of the data's public states.
-    target: which target was trained on: "average", "current" or "best_response".
+    target: which target was trained on (`pvf.solvers.guarded_values.TARGETS`).
     public_dim: Fp, public features per public state.
     private_dim: Fq, private features per infostate.
     max_slots: (K1max, K2max), per player 1 + the largest slot in the file;
@@ -111,7 +109,7 @@ class DataLayout:
     ) -> DataLayout:
         """Read the layout of a PBS dataset file (metadata and two small columns).
 
-        target: "average", "current" or "best_response"; None: what the file's target column holds.
+        target: a name of `pvf.solvers.guarded_values.TARGETS`; None: what the file's target column holds.
         reach_feature: use the file's counterfactual reach column as an input where it has one.
         opponent_feature: use the file's mean opponent features as inputs where it has them.
         rollout_feature: use the file's rollout values (`--rollout-input`) as an input where it has them.
@@ -141,10 +139,12 @@ class DataLayout:
 def check_target(ds: PBSDataset, target: str) -> str:
     """The PBSDataset attribute holding `target`'s values: "target" or "target_current".
 
-    "current" is always `/infostates/target_current`; "average" and
-    "best_response" are `/infostates/target` when the file's `target`
-    attribute says it holds them.
+    "current" is always `/infostates/target_current`; the others
+    (`pvf.solvers.guarded_values.TARGETS`) are `/infostates/target` when the
+    file's `target` attribute says it holds them.
     """
+    from pvf.solvers.guarded_values import TARGETS  # here, not at the top: reading a layout stays light
+
     if target not in TARGETS:
         raise PvfError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
     if target == "current":

@@ -72,6 +72,7 @@ from pvf.games.history_sampling import ParticleSample
 from pvf.games.induced_pbs import induced_roots
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree
 from pvf.solvers.counterfactual_reach import CounterfactualReach
+from pvf.solvers.guarded_values import RESPONSE_TARGETS
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.sequence_form import SequenceGame
 from pvf.solvers.trunk_solver import Trunk
@@ -92,8 +93,8 @@ class SolvedRows:
     belief, target, target_current, mass: per player [J_n].
     reach: the PBS's `CounterfactualReach` over the rows' columns (the rows' reach and mean opponent features).
     histories: [H] the tree histories `reach` weighs, in its order (the PBS's roots).
-    target_best_response: per player [J_n] best-response targets (`pvf.solvers.guarded_values`), or None
-        where not asked for.
+    target_best_response: per player [J_n] best-response targets of the generation's kind
+        (`pvf.solvers.guarded_values.RESPONSE_TARGETS`), or None where not asked for.
     """
 
     tree: PublicTree
@@ -108,11 +109,13 @@ class SolvedRows:
     target_best_response: tuple[np.ndarray, np.ndarray] | None = None
 
     def of(self, target: str) -> tuple[np.ndarray, np.ndarray]:
-        """The rows' values of a target kind: "average", "current" or "best_response"."""
-        values = {"average": self.target, "current": self.target_current, "best_response": self.target_best_response}
-        if values[target] is None:
+        """The rows' values of a target kind (`pvf.solvers.guarded_values.TARGETS`; a best-response name reads
+        the generation's best responses)."""
+        values = self.target_best_response if target in RESPONSE_TARGETS else None
+        values = {"average": self.target, "current": self.target_current}.get(target, values)
+        if values is None:
             raise PvfError(f"these rows were solved without {target!r} values")
-        return values[target]
+        return values
 
 
 @dataclass(frozen=True, eq=False)

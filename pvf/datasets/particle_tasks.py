@@ -94,7 +94,7 @@ from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.counterfactual_reach import CounterfactualReach
 from pvf.solvers.disjoint_games import DisjointGames
-from pvf.solvers.guarded_values import best_response_targets
+from pvf.solvers.guarded_values import RESPONSE_KINDS, RESPONSE_TARGETS, best_response_targets
 from pvf.solvers.sequence_form import build_sequence_game
 
 # Samples of a task are solved together until their subgames hold this many histories (memory, not speed:
@@ -205,7 +205,7 @@ def _solve_bootstrapped(
     leaves = network(posed.trunk) if posed.game.has_leaves else None  # the game may end before the net's move
     result = cfr_plus(posed.game, spec.cfr_iterations, root_beliefs=posed.root_beliefs, leaf_evaluator=leaves)
     responses = None
-    if spec.target == "best_response":
+    if spec.target in RESPONSE_TARGETS:
         responses = best_response_targets(
             posed.game,
             cfr_plus,
@@ -214,6 +214,7 @@ def _solve_bootstrapped(
             posed.guard_groups,
             solved=result,
             leaf_evaluator=leaves,
+            **RESPONSE_KINDS[RESPONSE_TARGETS[spec.target]],
         )
     return _sample(spec, game, sample, posed.solved(result.root_values, result.current_root_values, responses))
 
@@ -227,11 +228,14 @@ def _solve_jointly(
     beliefs = joined.join_roots([p.root_beliefs for p in posed])
     result = cfr_plus(joined.game, spec.cfr_iterations, root_beliefs=beliefs)
     responses = [None] * len(posed)
-    if spec.target == "best_response" and spec.particles.rows == "children":
+    kind = RESPONSE_KINDS.get(RESPONSE_TARGETS.get(spec.target, ""))
+    if kind is not None and spec.particles.rows == "children":
         groups = joined.join_labels([p.guard_groups for p in posed])
-        values = best_response_targets(joined.game, cfr_plus, spec.cfr_iterations, beliefs, groups, solved=result)
+        values = best_response_targets(
+            joined.game, cfr_plus, spec.cfr_iterations, beliefs, groups, solved=result, **kind
+        )
         responses = joined.split(values)
-    elif spec.target == "best_response":  # every root infostate has belief (its weight): no guard
+    elif kind is not None:  # every root infostate has belief 1 (its weight): the guarded solve is the solve
         x, y = (p.T for p in result.average_realization)
         responses = joined.split(best_response_root_values(joined.game, x, y))
     parts = zip(pending, joined.split(result.root_values), joined.split(result.current_root_values), responses)

@@ -28,6 +28,7 @@ from pvf.datasets.targets import LeafSolver
 from pvf.datasets.task_plan import SampleColumns, Task
 from pvf.errors import PvfError
 from pvf.games.public_tree import DEFAULT_MAX_HISTORIES, PublicTree, build_public_tree
+from pvf.solvers.guarded_values import RESPONSE_TARGETS
 from pvf.solvers.registry import DEFAULT_SOLVER
 from pvf.solvers.sequence_form import SequenceGame, build_sequence_game
 
@@ -151,7 +152,7 @@ def run_pbs_task(spec: GenerationSpec, task: Task, max_histories: int = DEFAULT_
         queries = solve_queries(spec.game, spec.depth, spec.cfr_iterations, spec.target, max_histories)
         beliefs = mix_solve_queries(beliefs, queries, ids, spec.seed, spec.sampling)
     # columns in trunk.leaf_infostates order, as the beliefs
-    solved = ctx.solver.solve(beliefs, best_response=spec.target == "best_response")
+    solved = ctx.solver.solve(beliefs, response=spec.target if spec.target in RESPONSE_TARGETS else None)
     target = solved.of(spec.target)
 
     def rows(per_player: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

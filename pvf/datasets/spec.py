@@ -53,9 +53,9 @@ from typing import Any
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
 from pvf.games.loading import canonical_game_string
+from pvf.solvers.guarded_values import TARGETS
 from pvf.solvers.registry import DEFAULT_SOLVER, SOLVER_NAMES
 
-TARGET_PROFILES = ("average", "current", "best_response")
 DEFAULT_TASK_SIZE = 50
 DEFAULT_MAX_SUBGAME_HISTORIES = 200_000
 DEFAULT_SOLVE_GROUP = 128  # p_solve samples sharing one trunk solve (and its particles); files without the attribute
@@ -161,7 +161,8 @@ class GenerationSpec:
     seed: generation seed (non-negative).
     sampling: the trunk-strategy mix.
     target: what `/infostates/target` holds: the average profile's values, the last iterate's ("current") or
-        best responses, guarded where a belief is zero ("best_response", `pvf.solvers.guarded_values`).
+        best responses, guarded where a belief is zero ("best_response"), or best responses to the grouped plans
+        ("grouped"; both `pvf.solvers.guarded_values`).
     task_size: trunks (samples) per task; a task's PBSs at one public state are one CFR+ batch.
     solver: "cfr+" or "mmd" (its default schedule; both targets are then its last
         iterate). Files written before this attribute existed are "cfr+". Particle datasets are CFR+'s.
@@ -188,8 +189,8 @@ class GenerationSpec:
             (self.cfr_iterations >= 1, f"CFR+ iterations must be at least 1, got {self.cfr_iterations}"),
             (self.seed >= 0, f"the seed must be a non-negative integer, got {self.seed}"),
             (
-                self.target in TARGET_PROFILES,
-                f"target must be one of {', '.join(TARGET_PROFILES)}, got {self.target!r}",
+                self.target in TARGETS,
+                f"target must be one of {', '.join(TARGETS)}, got {self.target!r}",
             ),
             (self.task_size >= 1, f"the task size must be at least 1, got {self.task_size}"),
         ]

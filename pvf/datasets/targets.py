@@ -16,11 +16,13 @@ public states) are disjoint, so they are solved together as one game:
      They carry chance and opponent reach (docs/architecture.md), so for each PBS
      Σ b₁·v₁ + Σ b₂·v₂ = 0.
   4. On request, best-response targets (`pvf.solvers.guarded_values`):
-     each player's best response to the other's average, and where the
-     player's belief is zero, to the other's average in a second solve of
-     the same batch with every belief guarded (the values a trunk needs
-     there); Σ b₁·v₁ + Σ b₂·v₂ ≥ 0 is then the average profile's subgame
-     NashConv.
+     "best_response": each player's best response to the other's average,
+     and where the player's belief is zero, to the other's average in a
+     second solve of the same batch with every belief guarded (the values a
+     trunk needs there); Σ b₁·v₁ + Σ b₂·v₂ ≥ 0 is then the average
+     profile's subgame NashConv. "grouped": best responses to one mixed
+     plan of the two solves, the guarded one alone in the public states
+     where a player has no belief.
 With solver "mmd" the average and current targets are MMD's last iterate
 (it has no average), and the best responses answer its last iterates.
 The batch is the speed: one sparse × dense product per iteration and player
@@ -36,7 +38,7 @@ import numpy as np
 
 from pvf.errors import PvfError
 from pvf.games.public_tree import TERMINAL, PublicTree
-from pvf.solvers.guarded_values import best_response_targets
+from pvf.solvers.guarded_values import RESPONSE_KINDS, RESPONSE_TARGETS, best_response_targets
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.registry import DEFAULT_SOLVER, get_solver
 from pvf.solvers.sequence_form import SequenceGame
@@ -48,20 +50,23 @@ class PBSTargets:
 
     average: per player [B, J_n] under the average CFR+ profile.
     current: per player [B, J_n] under the last CFR+ iterate.
-    best_response: per player [B, J_n] best-response targets (step 4), or None if not asked for.
+    best_response: per player [B, J_n] best-response targets (step 4) of the kind `response`, or None.
+    response: the name of those targets ("best_response" or "grouped", `RESPONSE_TARGETS`), None if not asked for.
     Columns follow `LeafSolver.infostates[n]`.
     """
 
     average: tuple[np.ndarray, np.ndarray]
     current: tuple[np.ndarray, np.ndarray]
     best_response: tuple[np.ndarray, np.ndarray] | None = None
+    response: str | None = None
 
     def of(self, target: str) -> tuple[np.ndarray, np.ndarray]:
-        """The values of a target kind: "average", "current" or "best_response"."""
-        values = {"average": self.average, "current": self.current, "best_response": self.best_response}[target]
-        if values is None:
-            raise PvfError(f"these targets were solved without {target!r} values")
-        return values
+        """The values of a target kind (`pvf.solvers.guarded_values.TARGETS`)."""
+        if target in RESPONSE_TARGETS:
+            if self.response != target:
+                raise PvfError(f"these targets were solved without {target!r} values")
+            return self.best_response
+        return {"average": self.average, "current": self.current}[target]
 
 
 class LeafSolver:
@@ -89,21 +94,24 @@ class LeafSolver:
         """The sequence game of all the subgames."""
         return self.subgames.game
 
-    def solve(self, beliefs: tuple[np.ndarray, np.ndarray], best_response: bool = False) -> PBSTargets:
+    def solve(self, beliefs: tuple[np.ndarray, np.ndarray], response: str | None = None) -> PBSTargets:
         """Targets of B trunks' PBSs from their leaf beliefs (b1 [B, J1], b2 [B, J2]).
 
-        best_response: also step 4's targets (a second solve).
+        response: also step 4's targets of this name ("best_response" or "grouped"; a second solve), None: not.
         """
         roots = self.subgames.root_beliefs(*beliefs)
         result = self.solver(self.game, self.iterations, root_beliefs=roots)
         responses = None
-        if best_response:
+        if response is not None:
+            kind = RESPONSE_KINDS[RESPONSE_TARGETS[response]]
+            groups = self.subgames.root_public_states
             values = best_response_targets(
-                self.game, self.solver, self.iterations, roots, self.subgames.root_public_states, solved=result
+                self.game, self.solver, self.iterations, roots, groups, solved=result, **kind
             )
             responses = self.subgames.scatter(*values)
         return PBSTargets(
             average=self.subgames.scatter(*result.root_values),
             current=self.subgames.scatter(*result.current_root_values),
             best_response=responses,
+            response=response,
         )

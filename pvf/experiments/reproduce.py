@@ -56,6 +56,7 @@ from pvf.games.paper import PAPER_GAMES, PARTICLE_GAMES
 from pvf.games.public_tree import PublicTree, build_public_tree
 from pvf.outputs import output_lock
 from pvf.results import write_csv
+from pvf.solvers.guarded_values import RESPONSE_TARGETS
 from pvf.trainers.configs import model_config, training_defaults
 from pvf.trainers.data import validation_trunk_count
 from pvf.trainers.ensemble_training import train_ensemble
@@ -81,9 +82,10 @@ class ReproduceConfig:
     trunks, cfr_iterations: dataset size and target iterations (paper: 1,000 and 100).
     solver: the targets' solver, "cfr+" or "mmd" (its last iterate; "-mmd" in data file names).
     target: what is trained on: "average", "current" (CFR+'s last iterate,
-        stored in every file) or "best_response" (best responses, guarded
+        stored in every file), "best_response" (best responses, guarded
         where a belief is zero, `pvf.solvers.guarded_values`; its own data
-        files, "-best_response" in their names); "-<target>" in checkpoint names but
+        files, "-best_response" in their names) or "grouped" (best responses
+        to the grouped plans, data files "-grouped"); "-<target>" in checkpoint names but
         for "average"; default the paper's, "average".
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64;
         max_steps and batch_size default to configs/train.yaml's).
@@ -203,7 +205,7 @@ def dataset_spec(config: ReproduceConfig, game: str, depth: int, seed: int) -> G
 
 def _data_target(config: ReproduceConfig) -> str:
     """The file's target column: best responses when trained on, else the average (the last iterate is always in)."""
-    return "best_response" if config.target == "best_response" else "average"
+    return config.target if config.target in RESPONSE_TARGETS else "average"
 
 
 def ensure_dataset(config: ReproduceConfig, game: str, depth: int, seed: int) -> Path:

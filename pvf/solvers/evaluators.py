@@ -56,7 +56,7 @@ import scipy.sparse as sp
 from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.guarded_values import DEFAULT_GUARD, best_response_targets
+from pvf.solvers.guarded_values import DEFAULT_GUARD, RESPONSE_KINDS, TARGETS, best_response_targets
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.maximin_lp import MaximinLP
@@ -123,14 +123,14 @@ class CFRTargetEvaluator:
     All problems of a query in one batched `cfr_plus` call of `iterations`
     iterations; `target` picks the values: "average" (the average profile,
     pvf's first training target), "current" (the last iterate, the authors')
-    or "best_response" (each player's best response to the other's average,
+    "best_response" (each player's best response to the other's average,
     to its guarded average where the player's belief is zero,
     `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere;
-    `mix` λ: to one mixture of the two averages everywhere).
+    `mix` λ: to one mixture of the two averages everywhere) or "grouped"
+    ("best_response" with `RESPONSE_KINDS["grouped"]`'s options, as a
+    dataset stores it).
     A perfect network trained on that target would play like this evaluator.
     """
-
-    TARGETS = ("average", "current", "best_response")
 
     def __init__(
         self,
@@ -149,8 +149,13 @@ class CFRTargetEvaluator:
         mix, slack: "best_response" with best responses to mixed plans, their share capped by a slack budget
         (`pvf.solvers.guarded_values`); mix None: entry-wise; grouped: the guarded plan alone in the public
         states where a player has no belief."""
-        if target not in self.TARGETS:
-            raise PvfError(f"unknown target {target!r}; use one of {', '.join(self.TARGETS)}")
+        if target not in TARGETS:
+            raise PvfError(f"unknown target {target!r}; use one of {', '.join(TARGETS)}")
+        if target == "grouped":
+            if (mix, slack, grouped) != (None, None, False):
+                raise PvfError("the 'grouped' target fixes its mix, slack and grouping; pass them with 'best_response'")
+            target, options = "best_response", RESPONSE_KINDS["grouped"]
+            mix, slack, grouped = options["mix"], options["slack"], options["grouped"]
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.iterations = iterations
         self.target = target

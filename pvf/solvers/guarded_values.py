@@ -70,7 +70,10 @@ plan assembled per public state is still one opponent plan (an upper
 linearization), and as the player's beliefs there are zero, its slack at
 the true beliefs is the budget's.
 
-`RESPONSE_KINDS` names the four kinds by their options.
+`RESPONSE_KINDS` names the four kinds by their options. Two of them are
+leaf targets a dataset can store (`RESPONSE_TARGETS`, `TARGETS`): the
+entry-wise guard as "best_response" (`pvf generate`'s default since its
+introduction, so older files keep their name) and "grouped".
 
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player (the budget: one more).
@@ -96,6 +99,10 @@ RESPONSE_KINDS: dict[str, dict[str, float | bool]] = {
     "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
     "grouped": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK, "grouped": True},
 }
+# the leaf targets that are best responses, by their dataset name, and their kind
+RESPONSE_TARGETS: dict[str, str] = {"best_response": "guarded", "grouped": "grouped"}
+# every leaf target a dataset can store: the solver's average profile, its last iterate, the best responses
+TARGETS: tuple[str, ...] = ("average", "current", *RESPONSE_TARGETS)
 
 
 def guarded_beliefs(beliefs: np.ndarray, groups: np.ndarray, guard: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Files generated with --target best_response: the leaf evaluator's values, the rest of the file unchanged.
+"""Files generated with --target best_response or grouped: the leaf evaluator's values, the rest unchanged.
 
 What the targets are worth at the leaves of a trunk is measured against the exact oracle in
 tests/solvers/test_guarded_values.py; here: that the files hold them, enumerated and particle alike.
@@ -16,6 +16,7 @@ from pvf.datasets.spec import ParticleSpec
 from pvf.errors import PvfError
 from pvf.games.public_tree import build_public_tree
 from pvf.solvers.evaluators import CFRTargetEvaluator
+from pvf.solvers.guarded_values import RESPONSE_KINDS
 from pvf.solvers.trunk_solver import build_trunk
 
 
@@ -24,6 +25,12 @@ def leduc_pair(tmp_path_factory):
     out = tmp_path_factory.mktemp("br")
     spec = dict(trunks=4, iterations=30)
     return make(out / "avg.h5", small_spec(**spec)), make(out / "br.h5", small_spec(target="best_response", **spec))
+
+
+@pytest.fixture(scope="module")
+def leduc_grouped(tmp_path_factory):
+    spec = small_spec(target="grouped", trunks=4, iterations=30)
+    return make(tmp_path_factory.mktemp("grouped") / "grouped.h5", spec)
 
 
 def test_only_the_target_column_and_its_attribute_differ(leduc_pair):
@@ -36,13 +43,15 @@ def test_only_the_target_column_and_its_attribute_differ(leduc_pair):
         assert ds.attrs["target"] == "best_response"
 
 
-def test_the_file_holds_the_leaf_evaluators_values_at_its_beliefs(leduc_pair):
-    """Each trunk's rows are `CFRTargetEvaluator(..., "best_response")` at that trunk's leaf beliefs."""
+@pytest.mark.parametrize("target", ["best_response", "grouped"])
+def test_the_file_holds_the_leaf_evaluators_values_at_its_beliefs(leduc_pair, leduc_grouped, target):
+    """Each trunk's rows are `CFRTargetEvaluator(..., target)` at that trunk's leaf beliefs."""
     trunk = build_trunk(build_public_tree("leduc_poker"), 7)
     leaves = trunk.game.leaf_infostates
     column = [{int(s): j for j, s in enumerate(leaves[n])} for n in (0, 1)]
-    evaluator = CFRTargetEvaluator(trunk, 30, "best_response")
-    with PBSDataset(leduc_pair[1]) as ds:
+    evaluator = CFRTargetEvaluator(trunk, 30, target)
+    with PBSDataset(leduc_pair[1] if target == "best_response" else leduc_grouped) as ds:
+        assert ds.attrs["target"] == target
         rows_of = np.repeat(ds.trunk, np.diff(ds.offset))
         for t in np.unique(ds.trunk):
             mine = rows_of == t
@@ -68,6 +77,20 @@ def test_best_responses_never_fall_below_the_profiles_own_values(leduc_pair):
         assert np.any(br.target[~positive] != avg.target[~positive])
 
 
+def test_grouped_targets_are_best_responses_to_one_plan_within_the_budget(leduc_pair, leduc_grouped):
+    """The grouped file differs from the guarded one only in its target column; its per-sample residual
+    Σ b₁·v₁ + Σ b₂·v₂ (the grouped plans' NashConv) lies within the budget's slack of the average profile's."""
+    guarded, grouped = datasets_of(leduc_pair[1]), datasets_of(leduc_grouped)
+    for name in guarded:
+        if name != "infostates/target":
+            np.testing.assert_array_equal(guarded[name], grouped[name], err_msg=name, strict=True)
+    assert np.any(guarded["infostates/target"] != grouped["infostates/target"])
+    with PBSDataset(leduc_pair[1]) as br, PBSDataset(leduc_grouped) as gr:
+        plain, mixed = br.zero_sum_residual(), gr.zero_sum_residual()
+        assert mixed.min() >= -1e-12
+        assert np.all(mixed <= plain + RESPONSE_KINDS["grouped"]["slack"] + 1e-12)
+
+
 def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):
     with PBSDataset(leduc_pair[1]) as ds:
         assert check_target(ds, "best_response") == "target"
@@ -77,10 +100,11 @@ def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):
 
 
 @pytest.mark.parametrize("rows", ["particles", "children"])
-def test_particle_files_hold_best_responses_too(tmp_path, rows):
+@pytest.mark.parametrize("target", ["best_response", "grouped"])
+def test_particle_files_hold_best_responses_too(tmp_path, rows, target):
     spec = dict(game=GOOF5, depth=2, num_trunks=4, particles=6, cfr_iterations=40, task_size=4, rows=rows)
     average = make(tmp_path / "avg.h5", ParticleSpec(**spec))
-    responses = make(tmp_path / "br.h5", ParticleSpec(target="best_response", **spec))
+    responses = make(tmp_path / "br.h5", ParticleSpec(target=target, **spec))
     a, b = datasets_of(average), datasets_of(responses)
     for name in a:
         if name != "infostates/target":
@@ -89,3 +113,13 @@ def test_particle_files_hold_best_responses_too(tmp_path, rows):
     assert np.all(b["infostates/target"][positive] >= a["infostates/target"][positive] - 1e-12)
     if rows == "children":  # zero beliefs: values against the guarded strategy, not uniform play
         assert np.any(~positive) and np.any(b["infostates/target"][~positive] != a["infostates/target"][~positive])
+
+
+def test_particle_rows_grouped_are_the_plain_best_responses(tmp_path):
+    """Particle rows have belief 1 at every root, so the guarded solve is the solve: both kinds are the best
+    responses to the average profile, the same file bit for bit."""
+    spec = dict(game=GOOF5, depth=2, num_trunks=4, particles=6, cfr_iterations=40, task_size=4)
+    guarded = datasets_of(make(tmp_path / "br.h5", ParticleSpec(target="best_response", **spec)))
+    grouped = datasets_of(make(tmp_path / "grouped.h5", ParticleSpec(target="grouped", **spec)))
+    for name in guarded:
+        np.testing.assert_array_equal(guarded[name], grouped[name], err_msg=name, strict=True)
