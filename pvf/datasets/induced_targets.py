@@ -49,17 +49,27 @@ def induced_pbs_evaluator(
     mix: float | None = None,
     slack: float | None = None,
     grouped: bool = False,
+    per_state: bool = False,
 ) -> CFRTargetEvaluator:
     """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring).
 
     engine: the particle engine that joins and builds the leaf PBSs' histories (`pvf.games.engine`).
     network: the net one move below the trunk's leaves (bootstrapped targets), None: solved to the end;
-    mix, slack, grouped: "best_response" with best responses to mixed plans (`pvf.solvers.guarded_values`)."""
+    mix, slack, grouped, per_state: "best_response" with best responses to mixed plans
+        (`pvf.solvers.guarded_values`)."""
     depth = None if network is None else trunk.depth + 1
     leaves = induced_subgames(
         particle_engine(game, engine), trunk.tree, trunk.game.leaf_infostates, depth=depth
     )  # step 1; columns: the trunk's leaf infostates
     below = None if network is None or not leaves.game.has_leaves else network(leaves.trunk)
     return CFRTargetEvaluator(
-        trunk, iterations, target, leaves=leaves, leaf_evaluator=below, mix=mix, slack=slack, grouped=grouped
+        trunk,
+        iterations,
+        target,
+        leaves=leaves,
+        leaf_evaluator=below,
+        mix=mix,
+        slack=slack,
+        grouped=grouped,
+        per_state=per_state,
     )

@@ -24,6 +24,8 @@ move, `pvf.solvers.sparse_trunks.sparse_setting`) to move `depth`:
        (`RESPONSE_KINDS`' options);
      - "cfr_best_response_grouped": the budget's mixture, but the guarded
        plan alone in the public states where a player has no belief;
+     - "cfr_best_response_local": the grouped mixture with the budget
+       spent per public state, up to the guarded plan alone;
      - "constant": zero everywhere, the floor a value function must beat;
   2. the exact trunk exploitability (LP) of each average trunk strategy.
 The gap between a trained network and "cfr_average" is what the network
@@ -59,6 +61,9 @@ EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "cfr_best_response_grouped": lambda trunk, k: CFRTargetEvaluator(
         trunk, k, "best_response", **RESPONSE_KINDS["grouped"]
     ),
+    "cfr_best_response_local": lambda trunk, k: CFRTargetEvaluator(
+        trunk, k, "best_response", **RESPONSE_KINDS["local"]
+    ),
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
 }
 # the evaluator of each kind of best-response targets (`RESPONSE_KINDS`)
@@ -67,6 +72,7 @@ RESPONSE_EVALUATORS = {
     "mixed": "cfr_best_response_mixed",
     "budget": "cfr_best_response_budget",
     "grouped": "cfr_best_response_grouped",
+    "local": "cfr_best_response_local",
 }
 
 

@@ -21,7 +21,8 @@ where the trunk has a decision and a leaf:
 `--kind mixed` measures the best responses to mixed plans instead of the
 entry-wise guard, `--kind budget` the same with their share held to a
 slack budget, `--kind grouped` the budget's with the guarded plan alone
-in the public states where a player has no belief
+in the public states where a player has no belief, `--kind local` the
+grouped mixture with its budget per public state
 (`pvf.solvers.guarded_values.RESPONSE_KINDS`).
 `--iterations N` solves the trunks N times instead of 100 (leaf solves
 stay at 100; the criterion is step 3's at N), and `--cases-missed-in
@@ -271,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--kind",
         choices=tuple(RESPONSE_KINDS),
         default="guarded",
-        help="the targets: guarded (the datasets'), mixed, budget, grouped",
+        help="the targets: guarded (the datasets' default), mixed, budget, grouped, local",
     )
     parser.add_argument("--iterations", type=int, default=TRUNK_ITERATIONS, help="trunk CFR+ iterations (default 100)")
     parser.add_argument(
