@@ -110,7 +110,7 @@ def generate_dataset(
     """A PBS dataset with CFR+ targets in HDF5 (what `pvf generate` does; resumable).
 
     target: what the file's target column holds, "best_response" (`pvf generate`'s default, the training
-        recipe's), "grouped", "average" (the paper's) or "current".
+        recipe's), "grouped", "local", "average" (the paper's) or "current".
     """
     check_argument("game", game, str)
     check_argument("depth", depth, int, minimum=0)

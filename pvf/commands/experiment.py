@@ -140,7 +140,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="KIND",
         help="also a dataset target at the leaves (CFR+, 100 iterations, on the PBS each leaf's particles induce): "
         "what a perfect network trained on it would give; KIND average (the default, the row 'targets'), current, "
-        "best_response (pvf generate's default target: the row 'targets best_response') or grouped",
+        "best_response (pvf generate's default target: the row 'targets best_response'), grouped or local",
     )
     part.add_argument(
         "--target-network",

@@ -58,7 +58,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default="best_response",
         help="what /infostates/target holds: best responses, guarded where a belief is zero (best_response, the "
         "default: the values a trunk needs where a belief is zero; one more solve), best responses to one mixed "
-        "plan, the guarded solve's alone where a player has no belief in a public state (grouped), the average "
+        "plan, the guarded solve's alone where a player has no belief in a public state (grouped; local: its budget "
+        "per public state), the average "
         "profile's values (average, the paper's) or the last iterate's (always stored too, /infostates/target_current)",
     )
     p.add_argument(

@@ -152,7 +152,7 @@ def _training_options(p: argparse.ArgumentParser, defaults: str = "the paper's: 
         choices=TARGETS,
         default=None,
         help="train on CFR+'s average profile, its last iterate or best responses (guarded where a belief is zero, "
-        "or grouped: `pvf generate --help`) "
+        "or to one mixed plan, grouped or local: `pvf generate --help`) "
         f"(checkpoints get -<target> but for average; default: {defaults})",
     )
     p.add_argument("--max-steps", type=int, default=None, help="training steps (default: configs/train.yaml's)")

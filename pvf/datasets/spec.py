@@ -161,8 +161,8 @@ class GenerationSpec:
     seed: generation seed (non-negative).
     sampling: the trunk-strategy mix.
     target: what `/infostates/target` holds: the average profile's values, the last iterate's ("current") or
-        best responses, guarded where a belief is zero ("best_response"), or best responses to the grouped plans
-        ("grouped"; both `pvf.solvers.guarded_values`).
+        best responses, guarded where a belief is zero ("best_response"), or best responses to one mixed plan
+        ("grouped", "local"; all `pvf.solvers.guarded_values.RESPONSE_TARGETS`).
     task_size: trunks (samples) per task; a task's PBSs at one public state are one CFR+ batch.
     solver: "cfr+" or "mmd" (its default schedule; both targets are then its last
         iterate). Files written before this attribute existed are "cfr+". Particle datasets are CFR+'s.

@@ -20,9 +20,8 @@ public states) are disjoint, so they are solved together as one game:
      and where the player's belief is zero, to the other's average in a
      second solve of the same batch with every belief guarded (the values a
      trunk needs there); Σ b₁·v₁ + Σ b₂·v₂ ≥ 0 is then the average
-     profile's subgame NashConv. "grouped": best responses to one mixed
-     plan of the two solves, the guarded one alone in the public states
-     where a player has no belief.
+     profile's subgame NashConv. "grouped" and "local": best responses to
+     one mixed plan of the two solves (`RESPONSE_TARGETS`).
 With solver "mmd" the average and current targets are MMD's last iterate
 (it has no average), and the best responses answer its last iterates.
 The batch is the speed: one sparse × dense product per iteration and player
@@ -51,7 +50,7 @@ class PBSTargets:
     average: per player [B, J_n] under the average CFR+ profile.
     current: per player [B, J_n] under the last CFR+ iterate.
     best_response: per player [B, J_n] best-response targets (step 4) of the kind `response`, or None.
-    response: the name of those targets ("best_response" or "grouped", `RESPONSE_TARGETS`), None if not asked for.
+    response: the name of those targets (of `RESPONSE_TARGETS`), None if not asked for.
     Columns follow `LeafSolver.infostates[n]`.
     """
 
@@ -97,7 +96,7 @@ class LeafSolver:
     def solve(self, beliefs: tuple[np.ndarray, np.ndarray], response: str | None = None) -> PBSTargets:
         """Targets of B trunks' PBSs from their leaf beliefs (b1 [B, J1], b2 [B, J2]).
 
-        response: also step 4's targets of this name ("best_response" or "grouped"; a second solve), None: not.
+        response: also step 4's targets of this name (of `RESPONSE_TARGETS`; a second solve), None: not.
         """
         roots = self.subgames.root_beliefs(*beliefs)
         result = self.solver(self.game, self.iterations, root_beliefs=roots)

@@ -22,7 +22,7 @@ SELECTIONS = ("last", "val_loss")
 class Protocol:
     """How value functions are trained: what on, how much data, the schedule, which checkpoint counts.
 
-    target: "average", "current", "best_response" or "grouped"; lr_schedule: "constant" or "cosine".
+    target: a name of `pvf.solvers.guarded_values.TARGETS`; lr_schedule: "constant" or "cosine".
     select: the checkpoint judged, "last" or "val_loss" (the lowest validation loss).
     shared_data: one file for all seeds (the first seed's) instead of one per seed.
     trunks: trunk strategies per file (None: enough for `RECIPE_PBS`).

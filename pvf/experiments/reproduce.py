@@ -84,8 +84,8 @@ class ReproduceConfig:
     target: what is trained on: "average", "current" (CFR+'s last iterate,
         stored in every file), "best_response" (best responses, guarded
         where a belief is zero, `pvf.solvers.guarded_values`; its own data
-        files, "-best_response" in their names) or "grouped" (best responses
-        to the grouped plans, data files "-grouped"); "-<target>" in checkpoint names but
+        files, "-best_response" in their names) or another best-response
+        kind ("grouped", "local": data files "-<target>"); "-<target>" in checkpoint names but
         for "average"; default the paper's, "average".
     max_steps, eval_every, batch_size: training (authors: 2,048 loops × 64 batches, batch 64;
         max_steps and batch_size default to configs/train.yaml's).

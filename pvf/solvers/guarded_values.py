@@ -82,10 +82,10 @@ infostates, in every public state (Kuhn, K = 4 particles at move 2, seed 1,
 trunk to move 3: grouped 2.3× the exact oracle, local 0.95×). The slack at
 the true beliefs is at most τ per public state.
 
-`RESPONSE_KINDS` names the five kinds by their options. Two of them are
+`RESPONSE_KINDS` names the five kinds by their options. Three of them are
 leaf targets a dataset can store (`RESPONSE_TARGETS`, `TARGETS`): the
 entry-wise guard as "best_response" (`pvf generate`'s default since its
-introduction, so older files keep their name) and "grouped".
+introduction, so older files keep their name), "grouped" and "local".
 
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player (the budget: one more).
@@ -113,7 +113,7 @@ RESPONSE_KINDS: dict[str, dict[str, float | bool]] = {
     "local": {"mix": 1.0, "slack": DEFAULT_SLACK, "grouped": True, "per_state": True},
 }
 # the leaf targets that are best responses, by their dataset name, and their kind
-RESPONSE_TARGETS: dict[str, str] = {"best_response": "guarded", "grouped": "grouped"}
+RESPONSE_TARGETS: dict[str, str] = {"best_response": "guarded", "grouped": "grouped", "local": "local"}
 # every leaf target a dataset can store: the solver's average profile, its last iterate, the best responses
 TARGETS: tuple[str, ...] = ("average", "current", *RESPONSE_TARGETS)
 

@@ -39,9 +39,9 @@ class PbsDataModule(pl.LightningDataModule):
     path: HDF5 dataset written by `pvf generate`.
     target: train on the average-profile values ("average", column `target`),
         the last CFR+ iterate's ("current", column `target_current`) or best
-        responses, guarded where a belief is zero ("best_response") or to the
-        grouped plans ("grouped"; column `target` of a file generated with that
-        target); None (the default): the file's
+        responses, guarded where a belief is zero ("best_response"), or to one
+        mixed plan ("grouped", "local"; column `target` of a file generated
+        with that target); None (the default): the file's
         column `target`, whichever it holds (`pvf generate` writes best
         responses by default, older files the average profile's).
     batch_size: samples (PBSs) per batch.
@@ -72,7 +72,7 @@ class PbsDataModule(pl.LightningDataModule):
     def __init__(
         self,
         path: str,
-        target: Literal["average", "current", "best_response", "grouped"] | None = None,
+        target: Literal["average", "current", "best_response", "grouped", "local"] | None = None,
         batch_size: int = 64,
         val_fraction: float = 0.1,
         split_seed: int = 0,

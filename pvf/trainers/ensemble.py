@@ -233,7 +233,7 @@ class EnsembleTrainer:
     ) -> EnsembleTrainer:
         """Member k trains on `paths[k]` with `seeds[k]`; every file must have one layout.
 
-        target: what is trained on ("average", "current", "best_response" or "grouped", as `PbsDataModule`).
+        target: what is trained on (a name of `pvf.solvers.guarded_values.TARGETS`, as `PbsDataModule`).
         model_args: lr, lr_schedule and the architecture's hyper-parameters (`build_member`).
         """
         layouts = [DataLayout.from_file(p, target) for p in paths]

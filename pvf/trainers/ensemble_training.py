@@ -85,7 +85,7 @@ def train_ensemble(
 
     device: "cpu" or "cuda" (trunk solves run CFR+ on the CPU, the nets where they are).
     state: file of the resumable training state (None: not saved).
-    target: what is trained on, "average", "current", "best_response" or "grouped" (as `train_value_function`).
+    target: what is trained on, a name of `pvf.solvers.guarded_values.TARGETS` (as `train_value_function`).
     val_fraction: share of each member's trunk strategies held out for validation (as `train_value_function`).
     cuda_graph: each step one replayed CUDA graph (`EnsembleTrainer`; None: on CUDA).
     group_size: members trained together (`MemberGroups`; None: `auto_group_size`).

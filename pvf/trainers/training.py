@@ -85,7 +85,7 @@ def train_value_function(
     every_n_steps: trunk exploitability every so many steps; None: `ValidationHistory`.
     accelerator: Lightning's ("cpu", "gpu", "auto"); the trunk solves of the
         callback run the net where it is and CFR+ on the CPU.
-    target: what is trained on, "average", "current", "best_response" or "grouped"; None: the file's target column
+    target: what is trained on, a name of `pvf.solvers.guarded_values.TARGETS`; None: the file's target column
         (PbsDataModule).
     val_fraction: share of trunk strategies held out for validation (PbsDataModule).
     model_args: the architecture's hyper-parameters (e.g. num_layers, basis_layers)

@@ -28,9 +28,13 @@ def leduc_pair(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def leduc_grouped(tmp_path_factory):
-    spec = small_spec(target="grouped", trunks=4, iterations=30)
-    return make(tmp_path_factory.mktemp("grouped") / "grouped.h5", spec)
+def leduc_mixed(tmp_path_factory):
+    """Files with targets of the two one-plan kinds a dataset stores: {"grouped": path, "local": path}."""
+    out = tmp_path_factory.mktemp("mixed")
+    return {
+        kind: make(out / f"{kind}.h5", small_spec(target=kind, trunks=4, iterations=30))
+        for kind in ("grouped", "local")
+    }
 
 
 def test_only_the_target_column_and_its_attribute_differ(leduc_pair):
@@ -43,14 +47,14 @@ def test_only_the_target_column_and_its_attribute_differ(leduc_pair):
         assert ds.attrs["target"] == "best_response"
 
 
-@pytest.mark.parametrize("target", ["best_response", "grouped"])
-def test_the_file_holds_the_leaf_evaluators_values_at_its_beliefs(leduc_pair, leduc_grouped, target):
+@pytest.mark.parametrize("target", ["best_response", "grouped", "local"])
+def test_the_file_holds_the_leaf_evaluators_values_at_its_beliefs(leduc_pair, leduc_mixed, target):
     """Each trunk's rows are `CFRTargetEvaluator(..., target)` at that trunk's leaf beliefs."""
     trunk = build_trunk(build_public_tree("leduc_poker"), 7)
     leaves = trunk.game.leaf_infostates
     column = [{int(s): j for j, s in enumerate(leaves[n])} for n in (0, 1)]
     evaluator = CFRTargetEvaluator(trunk, 30, target)
-    with PBSDataset(leduc_pair[1] if target == "best_response" else leduc_grouped) as ds:
+    with PBSDataset(leduc_pair[1] if target == "best_response" else leduc_mixed[target]) as ds:
         assert ds.attrs["target"] == target
         rows_of = np.repeat(ds.trunk, np.diff(ds.offset))
         for t in np.unique(ds.trunk):
@@ -77,18 +81,20 @@ def test_best_responses_never_fall_below_the_profiles_own_values(leduc_pair):
         assert np.any(br.target[~positive] != avg.target[~positive])
 
 
-def test_grouped_targets_are_best_responses_to_one_plan_within_the_budget(leduc_pair, leduc_grouped):
-    """The grouped file differs from the guarded one only in its target column; its per-sample residual
-    Σ b₁·v₁ + Σ b₂·v₂ (the grouped plans' NashConv) lies within the budget's slack of the average profile's."""
-    guarded, grouped = datasets_of(leduc_pair[1]), datasets_of(leduc_grouped)
+@pytest.mark.parametrize("target", ["grouped", "local"])
+def test_one_plan_targets_are_best_responses_within_the_budget(leduc_pair, leduc_mixed, target):
+    """A grouped or local file differs from the guarded one only in its target column; its per-sample residual
+    Σ b₁·v₁ + Σ b₂·v₂ (the plans' NashConv; a sample is one leaf public state) lies within the budget's slack of
+    the average profile's."""
+    guarded, mixed_file = datasets_of(leduc_pair[1]), datasets_of(leduc_mixed[target])
     for name in guarded:
         if name != "infostates/target":
-            np.testing.assert_array_equal(guarded[name], grouped[name], err_msg=name, strict=True)
-    assert np.any(guarded["infostates/target"] != grouped["infostates/target"])
-    with PBSDataset(leduc_pair[1]) as br, PBSDataset(leduc_grouped) as gr:
+            np.testing.assert_array_equal(guarded[name], mixed_file[name], err_msg=name, strict=True)
+    assert np.any(guarded["infostates/target"] != mixed_file["infostates/target"])
+    with PBSDataset(leduc_pair[1]) as br, PBSDataset(leduc_mixed[target]) as gr:
         plain, mixed = br.zero_sum_residual(), gr.zero_sum_residual()
         assert mixed.min() >= -1e-12
-        assert np.all(mixed <= plain + RESPONSE_KINDS["grouped"]["slack"] + 1e-12)
+        assert np.all(mixed <= plain + RESPONSE_KINDS[target]["slack"] + 1e-12)
 
 
 def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):
@@ -100,7 +106,7 @@ def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):
 
 
 @pytest.mark.parametrize("rows", ["particles", "children"])
-@pytest.mark.parametrize("target", ["best_response", "grouped"])
+@pytest.mark.parametrize("target", ["best_response", "local"])
 def test_particle_files_hold_best_responses_too(tmp_path, rows, target):
     spec = dict(game=GOOF5, depth=2, num_trunks=4, particles=6, cfr_iterations=40, task_size=4, rows=rows)
     average = make(tmp_path / "avg.h5", ParticleSpec(**spec))
@@ -115,11 +121,12 @@ def test_particle_files_hold_best_responses_too(tmp_path, rows, target):
         assert np.any(~positive) and np.any(b["infostates/target"][~positive] != a["infostates/target"][~positive])
 
 
-def test_particle_rows_grouped_are_the_plain_best_responses(tmp_path):
-    """Particle rows have belief 1 at every root, so the guarded solve is the solve: both kinds are the best
+def test_particle_rows_of_every_kind_are_the_plain_best_responses(tmp_path):
+    """Particle rows have belief 1 at every root, so the guarded solve is the solve: every kind is the best
     responses to the average profile, the same file bit for bit."""
     spec = dict(game=GOOF5, depth=2, num_trunks=4, particles=6, cfr_iterations=40, task_size=4)
     guarded = datasets_of(make(tmp_path / "br.h5", ParticleSpec(target="best_response", **spec)))
-    grouped = datasets_of(make(tmp_path / "grouped.h5", ParticleSpec(target="grouped", **spec)))
-    for name in guarded:
-        np.testing.assert_array_equal(guarded[name], grouped[name], err_msg=name, strict=True)
+    for kind in ("grouped", "local"):
+        other = datasets_of(make(tmp_path / f"{kind}.h5", ParticleSpec(target=kind, **spec)))
+        for name in guarded:
+            np.testing.assert_array_equal(guarded[name], other[name], err_msg=name, strict=True)
