@@ -295,48 +295,67 @@ def _trained_ensemble(
 ) -> list[TrainingRun]:
     """The (data, architecture, seed, eval_every) runs of one network as one ensemble (members: "-ens" files).
 
-    Finished members are reused when all are; otherwise all train, resuming from the saved state.
+    Finished members (of this or another ensemble: a 10-seed run after a 5-seed one in the same store) are
+    reused and the others train as one ensemble, resuming from its saved state; where a saved state of the
+    whole group exists, every member trains from it.
     position: the line of its progress bar (ensembles trained at once each get one).
     """
+    arch = runs[0][1]
+    with contextlib.ExitStack() as locks:
+        for data, _, seed, _ in runs:  # one writer per member, whatever ensemble another process put it in
+            locks.enter_context(output_lock(_checkpoint(config, data, arch, seed, "-ens")))
+        finished = {} if ensemble_state_path(config, runs).exists() else _finished_members(config, runs)
+        todo = [run for i, run in enumerate(runs) if i not in finished]
+        trained = iter(_train_members(config, todo, position) if todo else ())
+        return [finished[i] if i in finished else next(trained) for i in range(len(runs))]
+
+
+def _finished_members(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]]) -> dict[int, TrainingRun]:
+    """The runs (by index) whose member files are complete and measured at every `eval_every` step."""
+    validated = config.select == "val_loss"
+    finished = {}
+    for i, (data, arch, seed, eval_every) in enumerate(runs):
+        checkpoint = _checkpoint(config, data, arch, seed, "-ens")
+        kept = [checkpoint, checkpoint.with_suffix(".csv")] + ([chosen_checkpoint(checkpoint)] if validated else [])
+        if all(path.exists() for path in kept):
+            run = TrainingRun(str(checkpoint), _read_history(checkpoint.with_suffix(".csv")))
+            if _measured_every(run.history, eval_every, config.max_steps, validated):
+                finished[i] = run
+    return finished
+
+
+def _train_members(config: ReproduceConfig, runs: list[tuple[Path, str, int, int]], position: int) -> list[TrainingRun]:
+    """The runs of one network trained as one ensemble (their locks held by the caller), resuming its saved state."""
     data, arch, eval_every = [r[0] for r in runs], runs[0][1], runs[0][3]
     seeds = [r[2] for r in runs]
     checkpoints = [_checkpoint(config, d, arch, seed, "-ens") for d, seed in zip(data, seeds)]
     histories = [c.with_suffix(".csv") for c in checkpoints]
-    validated = config.select == "val_loss"
-    chosen = [chosen_checkpoint(c) for c in checkpoints] if validated else None
-    with contextlib.ExitStack() as locks:
-        for checkpoint in checkpoints:  # one writer per member, whatever ensemble another process put it in
-            locks.enter_context(output_lock(checkpoint))
-        kept = checkpoints + (chosen or [])
-        if all(c.exists() for c in kept) and all(h.exists() for h in histories):
-            finished = [TrainingRun(str(c), _read_history(h)) for c, h in zip(checkpoints, histories)]
-            if all(_measured_every(run.history, eval_every, config.max_steps, validated) for run in finished):
-                return finished
-        state = ensemble_state_path(config, runs)
-        trained = train_ensemble(
-            data,
-            arch,
-            checkpoints,
-            seeds,
-            config.max_steps,
-            eval_every,
-            config.iterations,
-            config.batch_size,
-            _device(config),
-            state,
-            target=config.target,
-            cuda_graph=None if config.cuda_graph else False,
-            group_size=config.group_size,
-            progress=config.progress,
-            position=position,
-            lr_schedule=config.lr_schedule,
-            chosen=chosen,
-            **training_options(arch),
-        )
-        for run, history in zip(trained, histories):
-            write_csv(run.history, history)
-        state.unlink(missing_ok=True)
-        return trained
+    chosen = [chosen_checkpoint(c) for c in checkpoints] if config.select == "val_loss" else None
+    state = ensemble_state_path(config, runs)
+    trained = train_ensemble(
+        data,
+        arch,
+        checkpoints,
+        seeds,
+        config.max_steps,
+        eval_every,
+        config.iterations,
+        config.batch_size,
+        _device(config),
+        state,
+        target=config.target,
+        cuda_graph=None if config.cuda_graph else False,
+        group_size=config.group_size,
+        progress=config.progress,
+        position=position,
+        lr_schedule=config.lr_schedule,
+        chosen=chosen,
+        **training_options(arch),
+    )
+    for run, history in zip(trained, histories):
+        write_csv(run.history, history)
+    state.unlink(missing_ok=True)
+    return trained
 
 
 def _device(config: ReproduceConfig) -> str:

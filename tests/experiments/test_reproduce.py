@@ -146,6 +146,33 @@ def test_ensembles_are_the_default_and_are_reused(tmp_path):
     assert again["particle"] == first["particle"]
 
 
+def test_a_larger_ensemble_reuses_the_finished_members_and_trains_only_the_others(tmp_path):
+    """Three seeds after two in the same store: members 0 and 1 are kept as they are (not retrained into the
+    larger ensemble, which would overwrite them), member 2 trains alone; a rerun trains nothing."""
+    two = ReproduceConfig(
+        out=tmp_path,
+        games=("leduc",),
+        seeds=(0, 1),
+        trunks=3,
+        cfr_iterations=5,
+        max_steps=4,
+        eval_every=2,
+        batch_size=16,
+        iterations=5,
+        architectures=("particle",),
+    )
+    reproduce_fig3(two)
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
+    three = reproduce_fig3(dataclasses.replace(two, seeds=(0, 1, 2)))["leduc"]
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    assert (tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed2-particle-steps4-b16-ens.ckpt").exists()
+    with open(three["csv"]) as f:
+        assert {r["seed"] for r in csv.DictReader(f)} == {"0", "1", "2"}
+    stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
+    reproduce_fig3(dataclasses.replace(two, seeds=(0, 1, 2)))
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")} == stamps
+
+
 def test_attention_trains_as_an_ensemble_in_fig3_and_fig4(tmp_path):
     """`--architectures attention`: an ensemble (vmap backend) whose members serve fig. 4's sweep."""
     config = ReproduceConfig(
