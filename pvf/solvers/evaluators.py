@@ -122,7 +122,7 @@ class CFRTargetEvaluator:
 
     All problems of a query in one batched `cfr_plus` call of `iterations`
     iterations; `target` picks the values: "average" (the average profile,
-    pvf's first training target), "current" (the last iterate, the authors')
+    pvf's first training target), "current" (the last iterate, the authors'),
     "best_response" (each player's best response to the other's average,
     to its guarded average where the player's belief is zero,
     `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere;
