@@ -110,21 +110,17 @@ def test_cosine_runs_have_their_own_files_and_load_weights_only(tmp_path):
     load_checkpoint(tmp_path / "checkpoints" / checkpoints[0], expect_game="leduc_poker")
 
 
+def _two_seeds(tmp_path, **options) -> ReproduceConfig:
+    """Leduc fig. 3 at toy size, seeds 0 and 1: 3 trunks, 4 training steps measured every 2."""
+    tiny = dict(games=("leduc",), seeds=(0, 1), trunks=3, cfr_iterations=5, max_steps=4, eval_every=2, batch_size=16)
+    return ReproduceConfig(out=tmp_path, iterations=5, **{**tiny, **options})
+
+
 def test_ensembles_are_the_default_and_are_reused(tmp_path):
     """Two seeds per network as one ensemble: member files per seed, no state left, a rerun trains nothing."""
     from pvf.valuefn.checkpoint import load_checkpoint
 
-    config = ReproduceConfig(
-        out=tmp_path,
-        games=("leduc",),
-        seeds=(0, 1),
-        trunks=3,
-        cfr_iterations=5,
-        max_steps=4,
-        eval_every=2,
-        batch_size=16,
-        iterations=5,
-    )
+    config = _two_seeds(tmp_path)
     first = reproduce_fig3(config)["leduc"]
     names = sorted(p.name for p in (tmp_path / "checkpoints").glob("*"))
     assert names == sorted(
@@ -149,18 +145,7 @@ def test_ensembles_are_the_default_and_are_reused(tmp_path):
 def test_a_larger_ensemble_reuses_the_finished_members_and_trains_only_the_others(tmp_path):
     """Three seeds after two in the same store: members 0 and 1 are kept as they are (not retrained into the
     larger ensemble, which would overwrite them), member 2 trains alone; a rerun trains nothing."""
-    two = ReproduceConfig(
-        out=tmp_path,
-        games=("leduc",),
-        seeds=(0, 1),
-        trunks=3,
-        cfr_iterations=5,
-        max_steps=4,
-        eval_every=2,
-        batch_size=16,
-        iterations=5,
-        architectures=("particle",),
-    )
+    two = _two_seeds(tmp_path, architectures=("particle",))
     reproduce_fig3(two)
     stamps = {p: p.stat().st_mtime_ns for p in (tmp_path / "checkpoints").glob("*")}
     three = reproduce_fig3(dataclasses.replace(two, seeds=(0, 1, 2)))["leduc"]
@@ -201,18 +186,7 @@ def test_a_finer_eval_every_retrains_into_the_same_network(tmp_path):
     every 4 is then served by the every-2 run."""
     import torch
 
-    coarse = ReproduceConfig(
-        out=tmp_path,
-        games=("leduc",),
-        seeds=(0, 1),
-        trunks=3,
-        cfr_iterations=5,
-        max_steps=4,
-        eval_every=4,
-        batch_size=16,
-        iterations=5,
-        architectures=("particle",),
-    )
+    coarse = _two_seeds(tmp_path, eval_every=4, architectures=("particle",))
     reproduce_fig3(coarse)
     member = tmp_path / "checkpoints" / "leduc-d7-t3-k5-seed1-particle-steps4-b16-ens.ckpt"
     weights = torch.load(member, weights_only=True)["state_dict"]

@@ -141,15 +141,21 @@ def test_mixed_values_are_an_upper_linearization_where_the_entry_wise_guard_is_n
     assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response")(r1, r2)[0]) > 1e-3
 
 
-def test_a_slack_budget_bounds_how_far_the_mixed_values_are_from_tight():
-    """Σ b₁·v₁ + Σ b₂·v₂ (the profile's NashConv at the true beliefs, ≥ 0) of the budgeted mixture is at
-    most the plain solve's plus the budget, per problem; without a budget it can be far more."""
+def _leduc_beliefs_with_zeros():
+    """Leduc's trunk to move 7 and three queries' leaf reaches (r1 [3, J1], r2 [3, J2]), some of them zero."""
     trunk = build_trunk(cached_tree(LEDUC), 7)
     g = trunk.game
     rng = np.random.default_rng(6)
     r1, r2 = rng.random((3, len(g.leaf_infostates[0]))), rng.random((3, len(g.leaf_infostates[1])))
     r1[:, ::3] = 0.0
     r2[:, 1::4] = 0.0
+    return trunk, r1, r2
+
+
+def test_a_slack_budget_bounds_how_far_the_mixed_values_are_from_tight():
+    """Σ b₁·v₁ + Σ b₂·v₂ (the profile's NashConv at the true beliefs, ≥ 0) of the budgeted mixture is at
+    most the plain solve's plus the budget, per problem; without a budget it can be far more."""
+    trunk, r1, r2 = _leduc_beliefs_with_zeros()
 
     def gap(evaluator):
         v = evaluator(r1, r2)
@@ -167,12 +173,8 @@ def test_a_budget_per_public_state_bounds_each_public_states_slack():
     """The local kind spends the budget per leaf public state: in each, Σ b₁·v₁ + Σ b₂·v₂ (that subgame's
     NashConv at the true beliefs) is at most the plain solve's plus the budget, and where that subgame's
     guarded NashConv is within the budget its values answer the guarded plan alone (mix 1)."""
-    trunk = build_trunk(cached_tree(LEDUC), 7)
+    trunk, r1, r2 = _leduc_beliefs_with_zeros()
     g = trunk.game
-    rng = np.random.default_rng(6)
-    r1, r2 = rng.random((3, len(g.leaf_infostates[0]))), rng.random((3, len(g.leaf_infostates[1])))
-    r1[:, ::3] = 0.0
-    r2[:, 1::4] = 0.0
 
     def gaps(evaluator):  # [B, L]: per leaf public state
         v = evaluator(r1, r2)
