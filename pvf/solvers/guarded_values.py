@@ -80,7 +80,10 @@ whose guard costs most set the share for all, and a cap of 0.5 keeps half
 of the solver's plan, which never had to answer the zero-belief
 infostates, in every public state (Kuhn, K = 4 particles at move 2, seed 1,
 trunk to move 3: grouped 2.3× the exact oracle, local 0.95×). The slack at
-the true beliefs is at most τ per public state.
+the true beliefs is at most τ per public state, so a query's can reach τ
+times its public states: on Goofspiel-6's particle trunks to move 4 that
+is more than the oracle, and local targets miss 9 of 16 there where the
+grouped ones miss none (docs/results/value-function-quality.md).
 
 `RESPONSE_KINDS` names the five kinds by their options. Three of them are
 leaf targets a dataset can store (`RESPONSE_TARGETS`, `TARGETS`): the
