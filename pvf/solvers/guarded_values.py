@@ -207,18 +207,27 @@ def _guarded_where_unbelieved(
 ) -> list[np.ndarray]:
     """Per player n [S_n, B]: `plans[n]`, but `guarded[n]` below the root public states where the opponent,
     whose best responses answer n's plan, has no belief (per problem)."""
+    states, at = _sequence_states(game, groups)
     out = []
     for n in (0, 1):
-        opponent = 1 - n
-        beliefs = np.asarray(root_beliefs[opponent])  # [B, R_o]
-        states, column = np.unique(np.asarray(groups[opponent]), return_inverse=True)
-        believed = np.zeros((len(states), beliefs.shape[0]))
-        np.add.at(believed, column, beliefs.T)  # [G, B]: the opponent's belief per public state
-        own = np.asarray(groups[n])[_roots(game.players[n])]  # [S_n] the root public state of each sequence
-        at = np.minimum(np.searchsorted(states, own), len(states) - 1)
-        empty = (states[at] == own)[:, None] & (believed[at] <= 0.0)  # [S_n, B]
-        out.append(np.where(empty, guarded[n], plans[n]))
+        believed = _state_totals([(root_beliefs[1 - n], groups[1 - n])], states)  # [G, B]: the opponent's belief
+        out.append(np.where(believed[at[n]] <= 0.0, guarded[n], plans[n]))
     return out
+
+
+def _sequence_states(game: SequenceGame, groups: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """([G] the root public states, sorted; per player [S_n] the index there of each sequence's root public state)."""
+    states = np.unique(np.concatenate([np.asarray(groups[n]) for n in (0, 1)]))
+    return states, [np.searchsorted(states, np.asarray(groups[n])[_roots(game.players[n])]) for n in (0, 1)]
+
+
+def _state_totals(rows: list[tuple[np.ndarray, np.ndarray]], states: np.ndarray) -> np.ndarray:
+    """[G, B] per public state of `states` the sum of the (values [B, R], their roots' public states [R]) pairs'
+    entries at its root infostates, added pair after pair."""
+    total = np.zeros((len(states), np.asarray(rows[0][0]).shape[0]))
+    for values, groups in rows:
+        np.add.at(total, np.searchsorted(states, groups), np.asarray(values).T)
+    return total
 
 
 def _roots(player: PlayerSequences) -> np.ndarray:
@@ -250,12 +259,10 @@ def _budgeted(
         gap = sum((np.asarray(root_beliefs[n]) * values[n]).sum(axis=1) for n in (0, 1))
         share = np.minimum(mix, slack / np.maximum(gap, tiny))
         return [share, share]
-    states = np.unique(np.concatenate([np.asarray(groups[n]) for n in (0, 1)]))
-    gap = np.zeros((len(states), len(values[0])))  # [G, B]
-    for n in (0, 1):
-        np.add.at(gap, np.searchsorted(states, groups[n]), (np.asarray(root_beliefs[n]) * values[n]).T)
+    states, at = _sequence_states(game, groups)
+    gap = _state_totals([(np.asarray(root_beliefs[n]) * values[n], groups[n]) for n in (0, 1)], states)  # [G, B]
     share = np.minimum(mix, slack / np.maximum(gap, tiny))
-    return [share[np.searchsorted(states, np.asarray(groups[n])[_roots(game.players[n])])] for n in (0, 1)]
+    return [share[at[n]] for n in (0, 1)]
 
 
 def _plans(game: SequenceGame, result: SolverResult, root_beliefs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
