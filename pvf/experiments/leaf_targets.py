@@ -46,33 +46,23 @@ from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.sparse_trunks import SparseSetting, sparse_setting
 from pvf.solvers.trunk_solver import Trunk, build_trunk, solve_and_evaluate
 
+# the evaluator of each kind of best-response targets (`RESPONSE_KINDS`)
+RESPONSE_EVALUATORS = {kind: "cfr_best_response" + ("" if kind == "guarded" else f"_{kind}") for kind in RESPONSE_KINDS}
+
+
+def _responses(kind: str) -> Callable[[Trunk, int], LeafEvaluator]:
+    """The leaf evaluator of the best-response targets of `kind`, k CFR+ iterations per leaf solve."""
+    return lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", **RESPONSE_KINDS[kind])
+
+
 EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {
     "exact": lambda trunk, k: ExactEvaluator(trunk),
     "cfr_average": lambda trunk, k: CFRTargetEvaluator(trunk, k, "average"),
     "cfr_current": lambda trunk, k: CFRTargetEvaluator(trunk, k, "current"),
-    "cfr_best_response": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response"),
+    "cfr_best_response": _responses("guarded"),
     "cfr_best_response_unguarded": lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", guard=0.0),
-    "cfr_best_response_mixed": lambda trunk, k: CFRTargetEvaluator(
-        trunk, k, "best_response", **RESPONSE_KINDS["mixed"]
-    ),
-    "cfr_best_response_budget": lambda trunk, k: CFRTargetEvaluator(
-        trunk, k, "best_response", **RESPONSE_KINDS["budget"]
-    ),
-    "cfr_best_response_grouped": lambda trunk, k: CFRTargetEvaluator(
-        trunk, k, "best_response", **RESPONSE_KINDS["grouped"]
-    ),
-    "cfr_best_response_local": lambda trunk, k: CFRTargetEvaluator(
-        trunk, k, "best_response", **RESPONSE_KINDS["local"]
-    ),
+    **{RESPONSE_EVALUATORS[kind]: _responses(kind) for kind in RESPONSE_KINDS if kind != "guarded"},
     "constant": lambda trunk, k: ConstantEvaluator(0.0),
-}
-# the evaluator of each kind of best-response targets (`RESPONSE_KINDS`)
-RESPONSE_EVALUATORS = {
-    "guarded": "cfr_best_response",
-    "mixed": "cfr_best_response_mixed",
-    "budget": "cfr_best_response_budget",
-    "grouped": "cfr_best_response_grouped",
-    "local": "cfr_best_response_local",
 }
 
 
