@@ -36,6 +36,7 @@ from pvf.datasets.sample_networks import LeafNetwork
 from pvf.games.engine import particle_engine
 from pvf.games.loading import LoadedGame
 from pvf.solvers.evaluators import CFRTargetEvaluator
+from pvf.solvers.guarded_values import ResponseKind
 from pvf.solvers.trunk_solver import Trunk
 
 
@@ -46,30 +47,16 @@ def induced_pbs_evaluator(
     target: str = "average",
     engine: str = "auto",
     network: LeafNetwork | None = None,
-    mix: float | None = None,
-    slack: float | None = None,
-    grouped: bool = False,
-    per_state: bool = False,
+    kind: ResponseKind | None = None,
 ) -> CFRTargetEvaluator:
     """CFR+ (`iterations`, `target`'s values) on the PBS each leaf public state's beliefs induce (module docstring).
 
     engine: the particle engine that joins and builds the leaf PBSs' histories (`pvf.games.engine`).
     network: the net one move below the trunk's leaves (bootstrapped targets), None: solved to the end;
-    mix, slack, grouped, per_state: "best_response" with best responses to mixed plans
-        (`pvf.solvers.guarded_values`)."""
+    kind: with "best_response", what the best responses answer (`pvf.solvers.guarded_values`)."""
     depth = None if network is None else trunk.depth + 1
     leaves = induced_subgames(
         particle_engine(game, engine), trunk.tree, trunk.game.leaf_infostates, depth=depth
     )  # step 1; columns: the trunk's leaf infostates
     below = None if network is None or not leaves.game.has_leaves else network(leaves.trunk)
-    return CFRTargetEvaluator(
-        trunk,
-        iterations,
-        target,
-        leaves=leaves,
-        leaf_evaluator=below,
-        mix=mix,
-        slack=slack,
-        grouped=grouped,
-        per_state=per_state,
-    )
+    return CFRTargetEvaluator(trunk, iterations, target, leaves=leaves, leaf_evaluator=below, kind=kind)

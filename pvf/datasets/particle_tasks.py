@@ -214,7 +214,7 @@ def _solve_bootstrapped(
             posed.guard_groups,
             solved=result,
             leaf_evaluator=leaves,
-            **RESPONSE_KINDS[RESPONSE_TARGETS[spec.target]],
+            kind=RESPONSE_KINDS[RESPONSE_TARGETS[spec.target]],
         )
     return _sample(spec, game, sample, posed.solved(result.root_values, result.current_root_values, responses))
 
@@ -232,7 +232,7 @@ def _solve_jointly(
     if kind is not None and spec.particles.rows == "children":
         groups = joined.join_labels([p.guard_groups for p in posed])
         values = best_response_targets(
-            joined.game, cfr_plus, spec.cfr_iterations, beliefs, groups, solved=result, **kind
+            joined.game, cfr_plus, spec.cfr_iterations, beliefs, groups, solved=result, kind=kind
         )
         responses = joined.split(values)
     elif kind is not None:  # every root infostate has belief 1 (its weight): the guarded solve is the solve

@@ -105,7 +105,7 @@ class LeafSolver:
             kind = RESPONSE_KINDS[RESPONSE_TARGETS[response]]
             groups = self.subgames.root_public_states
             values = best_response_targets(
-                self.game, self.solver, self.iterations, roots, groups, solved=result, **kind
+                self.game, self.solver, self.iterations, roots, groups, solved=result, kind=kind
             )
             responses = self.subgames.scatter(*values)
         return PBSTargets(

@@ -52,7 +52,7 @@ RESPONSE_EVALUATORS = {kind: "cfr_best_response" + ("" if kind == "guarded" else
 
 def _responses(kind: str) -> Callable[[Trunk, int], LeafEvaluator]:
     """The leaf evaluator of the best-response targets of `kind`, k CFR+ iterations per leaf solve."""
-    return lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", **RESPONSE_KINDS[kind])
+    return lambda trunk, k: CFRTargetEvaluator(trunk, k, "best_response", kind=RESPONSE_KINDS[kind])
 
 
 EVALUATORS: dict[str, Callable[[Trunk, int], LeafEvaluator]] = {

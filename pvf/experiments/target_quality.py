@@ -155,9 +155,9 @@ def cases(
 def particle_targets(loaded: LoadedGame, kind: str) -> SweepEvaluator:
     """Step 2's targets of `kind` (`RESPONSE_KINDS`) at a particle trunk's leaves: the induced PBSs, 100 CFR+
     iterations each, in a net's game-root convention."""
-    options = RESPONSE_KINDS[kind]
+    response = RESPONSE_KINDS[kind]
     return SweepEvaluator(
-        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", **options),
+        lambda setting: lambda trunk: induced_pbs_evaluator(loaded, trunk, 100, "best_response", kind=response),
         game_root=True,
     )
 

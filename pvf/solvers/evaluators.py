@@ -56,7 +56,14 @@ import scipy.sparse as sp
 from pvf.errors import PvfError
 from pvf.solvers.best_response import best_response_root_values
 from pvf.solvers.cfr_plus import cfr_plus
-from pvf.solvers.guarded_values import DEFAULT_GUARD, RESPONSE_KINDS, RESPONSE_TARGETS, TARGETS, best_response_targets
+from pvf.solvers.guarded_values import (
+    DEFAULT_GUARD,
+    RESPONSE_KINDS,
+    RESPONSE_TARGETS,
+    TARGETS,
+    ResponseKind,
+    best_response_targets,
+)
 from pvf.solvers.interface import LeafEvaluator
 from pvf.solvers.leaf_subgames import LeafSubgames
 from pvf.solvers.maximin_lp import MaximinLP
@@ -126,9 +133,9 @@ class CFRTargetEvaluator:
     "best_response" (each player's best response to the other's average,
     to its guarded average where the player's belief is zero,
     `pvf.solvers.guarded_values`; `guard` 0: to the plain average everywhere;
-    `mix` λ: to one mixture of the two averages everywhere), or another
-    name of `RESPONSE_TARGETS` ("best_response" with that kind's options,
-    as a dataset stores it).
+    `kind`: another `ResponseKind`, e.g. one mixture of the two averages
+    everywhere), or another name of `RESPONSE_TARGETS` ("best_response"
+    with that kind, as a dataset stores it).
     A perfect network trained on that target would play like this evaluator.
     """
 
@@ -140,33 +147,23 @@ class CFRTargetEvaluator:
         leaves: LeafSubgames | None = None,
         guard: float = DEFAULT_GUARD,
         leaf_evaluator: LeafEvaluator | None = None,
-        mix: float | None = None,
-        slack: float | None = None,
-        grouped: bool = False,
-        per_state: bool = False,
+        kind: ResponseKind | None = None,
     ):
         """leaves: the subgames to solve, columns in the trunk's leaf-infostate order (default: the trunk's own);
         leaf_evaluator: where they are depth-limited (`LeafSubgames.trunk`), what values their own leaves;
-        mix, slack: "best_response" with best responses to mixed plans, their share capped by a slack budget
-        (`pvf.solvers.guarded_values`); mix None: entry-wise; grouped: the guarded plan alone in the public
-        states where a player has no belief; per_state: the budget per public state."""
+        kind: with "best_response", what the best responses answer (default the entry-wise guard)."""
         if target not in TARGETS:
             raise PvfError(f"unknown target {target!r}; use one of {', '.join(TARGETS)}")
         if target in RESPONSE_TARGETS and target != "best_response":  # a stored kind: its options are fixed
-            if (mix, slack, grouped, per_state) != (None, None, False, False):
-                raise PvfError(f"the {target!r} target fixes its options; pass options with 'best_response'")
-            options = RESPONSE_KINDS[RESPONSE_TARGETS[target]]
-            target, mix, slack = "best_response", options["mix"], options["slack"]
-            grouped, per_state = options.get("grouped", False), options.get("per_state", False)
+            if kind is not None:
+                raise PvfError(f"the {target!r} target fixes its kind; pass a kind with 'best_response'")
+            target, kind = "best_response", RESPONSE_KINDS[RESPONSE_TARGETS[target]]
         self.leaves = _leaf_subgames(trunk) if leaves is None else leaves
         self.iterations = iterations
         self.target = target
         self.guard = guard
         self.leaf_evaluator = leaf_evaluator
-        self.mix = mix
-        self.slack = slack
-        self.grouped = grouped
-        self.per_state = per_state
+        self.kind = RESPONSE_KINDS["guarded"] if kind is None else kind
 
     def __call__(self, reach1: np.ndarray, reach2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         beliefs = self.leaves.root_beliefs(reach1, reach2)
@@ -180,10 +177,7 @@ class CFRTargetEvaluator:
                 groups,
                 self.guard,
                 leaf_evaluator=self.leaf_evaluator,
-                mix=self.mix,
-                slack=self.slack,
-                grouped=self.grouped,
-                per_state=self.per_state,
+                kind=self.kind,
             )
             return self.leaves.scatter(*values)
         result = cfr_plus(game, self.iterations, root_beliefs=beliefs, leaf_evaluator=self.leaf_evaluator)

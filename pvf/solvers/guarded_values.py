@@ -85,7 +85,7 @@ times its public states: on Goofspiel-6's particle trunks to move 4 that
 is more than the oracle, and local targets miss 9 of 16 there where the
 grouped ones miss none (docs/results/value-function-quality.md).
 
-`RESPONSE_KINDS` names the five kinds by their options. Three of them are
+`RESPONSE_KINDS` names the five kinds (`ResponseKind`: their options). Three of them are
 leaf targets a dataset can store (`RESPONSE_TARGETS`, `TARGETS`): the
 entry-wise guard as "best_response" (`pvf generate`'s default since its
 introduction, so older files keep their name), "grouped" and "local".
@@ -95,6 +95,8 @@ bottom-up best-response passes per player (the budget: one more).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -107,13 +109,41 @@ from pvf.solvers.sequence_ops import realization_plan
 DEFAULT_GUARD = 0.1
 DEFAULT_MIX = 0.3
 BUDGET_MIX, DEFAULT_SLACK = 0.5, 1e-3
-# the kinds of best-response targets: `best_response_targets`' options beyond the guard
-RESPONSE_KINDS: dict[str, dict[str, float | bool]] = {
-    "guarded": {},
-    "mixed": {"mix": DEFAULT_MIX},
-    "budget": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK},
-    "grouped": {"mix": BUDGET_MIX, "slack": DEFAULT_SLACK, "grouped": True},
-    "local": {"mix": 1.0, "slack": DEFAULT_SLACK, "grouped": True, "per_state": True},
+
+
+@dataclass(frozen=True)
+class ResponseKind:
+    """What each player's best response answers, beyond the guard (module docstring).
+
+    mix: None: the entry-wise guard; λ in [0, 1]: one mixture of the solver's and the guarded plans.
+    slack: with `mix`, the budget τ > 0 that lowers λ per problem ("Budgeted").
+    grouped: with `mix`, the guarded plan alone where a player has no belief in a public state ("Grouped").
+    per_state: with `slack`, λ per root public state and problem ("Local").
+    """
+
+    mix: float | None = None
+    slack: float | None = None
+    grouped: bool = False
+    per_state: bool = False
+
+    def __post_init__(self):
+        if self.mix is not None and not 0.0 <= self.mix <= 1.0:
+            raise PvfError(f"the mix must lie in [0, 1], got {self.mix}")
+        if self.slack is not None and (self.mix is None or not self.slack > 0.0):
+            raise PvfError(f"a slack budget needs a mix and must be positive, got {self.slack}")
+        if self.grouped and self.mix is None:
+            raise PvfError("grouped best responses need a mix")
+        if self.per_state and self.slack is None:
+            raise PvfError("a budget per public state needs a slack budget")
+
+
+# the kinds of best-response targets, by name
+RESPONSE_KINDS: dict[str, ResponseKind] = {
+    "guarded": ResponseKind(),
+    "mixed": ResponseKind(mix=DEFAULT_MIX),
+    "budget": ResponseKind(mix=BUDGET_MIX, slack=DEFAULT_SLACK),
+    "grouped": ResponseKind(mix=BUDGET_MIX, slack=DEFAULT_SLACK, grouped=True),
+    "local": ResponseKind(mix=1.0, slack=DEFAULT_SLACK, grouped=True, per_state=True),
 }
 # the leaf targets that are best responses, by their dataset name, and their kind
 RESPONSE_TARGETS: dict[str, str] = {"best_response": "guarded", "grouped": "grouped", "local": "local"}
@@ -149,10 +179,7 @@ def best_response_targets(
     guard: float = DEFAULT_GUARD,
     solved: SolverResult | None = None,
     leaf_evaluator: LeafEvaluator | None = None,
-    mix: float | None = None,
-    slack: float | None = None,
-    grouped: bool = False,
-    per_state: bool = False,
+    kind: ResponseKind = RESPONSE_KINDS["guarded"],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per player [B, R_n] the module's best-response root values.
 
@@ -163,20 +190,11 @@ def best_response_targets(
     groups: per player [R_n] the public state of each root infostate.
     guard: 0: best responses to the solver's profile everywhere (no second solve).
     solved: the solver's result at the true beliefs, if already computed.
-    mix: None: the entry-wise guard; λ in [0, 1]: best responses to the mixed plans (module docstring).
-    slack: with `mix`, the budget τ > 0 that lowers λ per problem (module docstring, "Budgeted").
-    grouped: with `mix`, the guarded plan alone where a player has no belief in a public state (module
-        docstring, "Grouped").
-    per_state: with `slack`, λ per root public state and problem (module docstring, "Local").
+    kind: what the best responses answer beyond the guard (`ResponseKind`; default the entry-wise guard).
     """
-    if mix is not None and not 0.0 <= mix <= 1.0:
-        raise PvfError(f"the mix must lie in [0, 1], got {mix}")
-    if slack is not None and (mix is None or not slack > 0.0):
-        raise PvfError(f"a slack budget needs a mix and must be positive, got {slack}")
-    if grouped and (mix is None or guard == 0.0):
-        raise PvfError("grouped best responses need a mix and a positive guard")
-    if per_state and slack is None:
-        raise PvfError("a budget per public state needs a slack budget")
+    mix, grouped = kind.mix, kind.grouped
+    if grouped and guard == 0.0:
+        raise PvfError("grouped best responses need a positive guard")
     raised = None if guard == 0.0 else tuple(guarded_beliefs(root_beliefs[n], groups[n], guard) for n in (0, 1))
     if solved is None:
         solved = solver(game, iterations, root_beliefs=root_beliefs, leaf_evaluator=leaf_evaluator)
@@ -187,7 +205,9 @@ def best_response_targets(
     again = _plans(game, solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator), root_beliefs)
     if mix is not None:
         share = (
-            [mix, mix] if slack is None else _budgeted(game, again, root_beliefs, groups, leaves, mix, slack, per_state)
+            [mix, mix]
+            if kind.slack is None
+            else _budgeted(game, again, root_beliefs, groups, leaves, mix, kind.slack, kind.per_state)
         )
         mixed = [(1.0 - share[n]) * plans[n] + share[n] * again[n] for n in (0, 1)]
         if grouped:

@@ -94,7 +94,7 @@ def test_one_plan_targets_are_best_responses_within_the_budget(leduc_pair, leduc
     with PBSDataset(leduc_pair[1]) as br, PBSDataset(leduc_mixed[target]) as gr:
         plain, mixed = br.zero_sum_residual(), gr.zero_sum_residual()
         assert mixed.min() >= -1e-12
-        assert np.all(mixed <= plain + RESPONSE_KINDS[target]["slack"] + 1e-12)
+        assert np.all(mixed <= plain + RESPONSE_KINDS[target].slack + 1e-12)
 
 
 def test_training_on_a_target_the_file_lacks_says_how_to_get_it(leduc_pair):

@@ -17,10 +17,9 @@ from pvf.games.loading import load_game
 from pvf.solvers.cfr_plus import cfr_plus
 from pvf.solvers.evaluators import CFRTargetEvaluator, ExactEvaluator
 from pvf.solvers.guarded_values import (
-    BUDGET_MIX,
-    DEFAULT_MIX,
     DEFAULT_SLACK,
     RESPONSE_KINDS,
+    ResponseKind,
     best_response_targets,
     guarded_beliefs,
 )
@@ -131,12 +130,12 @@ def test_mixed_values_are_an_upper_linearization_where_the_entry_wise_guard_is_n
                 worst = max(worst, float(b[0, block] @ exact[0, block]) - float(b[0, block] @ values[0, block]))
         return worst
 
-    assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response", mix=DEFAULT_MIX)(r1, r2)[0]) < 1e-12
-    budget = CFRTargetEvaluator(trunk, 200, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK)
+    assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response", kind=RESPONSE_KINDS["mixed"])(r1, r2)[0]) < 1e-12
+    budget = CFRTargetEvaluator(trunk, 200, "best_response", kind=RESPONSE_KINDS["budget"])
     assert shortfall(budget(r1, r2)[0]) < 1e-12
-    grouped = CFRTargetEvaluator(trunk, 200, "best_response", **RESPONSE_KINDS["grouped"])
+    grouped = CFRTargetEvaluator(trunk, 200, "best_response", kind=RESPONSE_KINDS["grouped"])
     assert shortfall(grouped(r1, r2)[0]) < 1e-12
-    local = CFRTargetEvaluator(trunk, 200, "best_response", **RESPONSE_KINDS["local"])
+    local = CFRTargetEvaluator(trunk, 200, "best_response", kind=RESPONSE_KINDS["local"])
     assert shortfall(local(r1, r2)[0]) < 1e-12
     assert shortfall(CFRTargetEvaluator(trunk, 200, "best_response")(r1, r2)[0]) > 1e-3
 
@@ -162,11 +161,14 @@ def test_a_slack_budget_bounds_how_far_the_mixed_values_are_from_tight():
         return (r1 * v[0]).sum(axis=1) + (r2 * v[1]).sum(axis=1)
 
     plain = gap(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.0))
-    budget = gap(CFRTargetEvaluator(trunk, 100, "best_response", mix=BUDGET_MIX, slack=DEFAULT_SLACK))
+    budget = gap(CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["budget"]))
     assert (budget >= -1e-12).all() and (budget <= plain + DEFAULT_SLACK + 1e-12).all(), (plain, budget)
-    grouped = gap(CFRTargetEvaluator(trunk, 100, "best_response", **RESPONSE_KINDS["grouped"]))
+    grouped = gap(CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["grouped"]))
     assert (grouped >= -1e-12).all() and (grouped <= plain + DEFAULT_SLACK + 1e-12).all(), (plain, grouped)
-    assert (gap(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.1, mix=1.0)) > plain + DEFAULT_SLACK).any()
+    assert (
+        gap(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.1, kind=ResponseKind(mix=1.0)))
+        > plain + DEFAULT_SLACK
+    ).any()
 
 
 def test_a_budget_per_public_state_bounds_each_public_states_slack():
@@ -190,8 +192,8 @@ def test_a_budget_per_public_state_bounds_each_public_states_slack():
         )
 
     plain = gaps(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.0))
-    local = gaps(CFRTargetEvaluator(trunk, 100, "best_response", **RESPONSE_KINDS["local"]))
-    guarded_plan = gaps(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.1, mix=1.0))
+    local = gaps(CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["local"]))
+    guarded_plan = gaps(CFRTargetEvaluator(trunk, 100, "best_response", guard=0.1, kind=ResponseKind(mix=1.0)))
     assert (local >= -1e-12).all() and (local <= plain + DEFAULT_SLACK + 1e-12).all()
     cheap = guarded_plan <= DEFAULT_SLACK
     assert cheap.any() and (~cheap).any()
@@ -203,7 +205,7 @@ def test_mixed_targets_meet_the_criterion_where_the_entry_wise_guard_misses():
     exactly at the leaves, against the exact oracle."""
     trunk = build_trunk(cached_tree(LEDUC), 10)
     oracle = _exploitability(trunk, ExactEvaluator(trunk))
-    mixed = _exploitability(trunk, CFRTargetEvaluator(trunk, 100, "best_response", mix=DEFAULT_MIX))
+    mixed = _exploitability(trunk, CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["mixed"]))
     entry_wise = _exploitability(trunk, CFRTargetEvaluator(trunk, 100, "best_response"))
     assert within(oracle, mixed) and not within(oracle, entry_wise), (oracle, mixed, entry_wise)
 
@@ -221,8 +223,8 @@ def test_grouped_values_answer_the_guarded_plan_where_a_player_has_no_belief_in_
     for leaf in range(0, len(g.leaf_public_states), 3):
         unbelieved[g.leaf_offsets[0][leaf] : g.leaf_offsets[0][leaf + 1]] = True
     r1[:, unbelieved] = 0.0
-    grouped = CFRTargetEvaluator(trunk, 100, "best_response", **RESPONSE_KINDS["grouped"])(r1, r2)
-    budget = CFRTargetEvaluator(trunk, 100, "best_response", **RESPONSE_KINDS["budget"])(r1, r2)
+    grouped = CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["grouped"])(r1, r2)
+    budget = CFRTargetEvaluator(trunk, 100, "best_response", kind=RESPONSE_KINDS["budget"])(r1, r2)
     entry_wise = CFRTargetEvaluator(trunk, 100, "best_response")(r1, r2)
     np.testing.assert_allclose(grouped[0][:, unbelieved], entry_wise[0][:, unbelieved], rtol=0, atol=1e-12)
     np.testing.assert_allclose(grouped[0][:, ~unbelieved], budget[0][:, ~unbelieved], rtol=0, atol=1e-12)
@@ -256,12 +258,17 @@ def test_a_kind_meets_the_criterion_on_a_sparse_particle_trunk_where_another_mis
 
 
 def test_the_mix_must_lie_in_the_unit_interval_and_a_slack_budget_needs_one():
-    trunk = build_trunk(cached_tree(KUHN), 3)
     with pytest.raises(PvfError, match="mix"):
-        CFRTargetEvaluator(trunk, 10, "best_response", mix=1.5)(np.ones((1, 6)), np.ones((1, 6)))
+        ResponseKind(mix=1.5)
     with pytest.raises(PvfError, match="slack"):
-        CFRTargetEvaluator(trunk, 10, "best_response", slack=1e-3)(np.ones((1, 6)), np.ones((1, 6)))
+        ResponseKind(slack=1e-3)
     with pytest.raises(PvfError, match="grouped"):
-        CFRTargetEvaluator(trunk, 10, "best_response", grouped=True)(np.ones((1, 6)), np.ones((1, 6)))
+        ResponseKind(grouped=True)
     with pytest.raises(PvfError, match="per public state"):
-        CFRTargetEvaluator(trunk, 10, "best_response", mix=1.0, per_state=True)(np.ones((1, 6)), np.ones((1, 6)))
+        ResponseKind(mix=1.0, per_state=True)
+    trunk = build_trunk(cached_tree(KUHN), 3)
+    grouped_unguarded = CFRTargetEvaluator(trunk, 10, "best_response", guard=0.0, kind=RESPONSE_KINDS["grouped"])
+    with pytest.raises(PvfError, match="positive guard"):
+        grouped_unguarded(np.ones((1, 6)), np.ones((1, 6)))
+    with pytest.raises(PvfError, match="fixes its kind"):
+        CFRTargetEvaluator(trunk, 10, "grouped", kind=RESPONSE_KINDS["local"])
