@@ -85,10 +85,14 @@ times its public states: on Goofspiel-6's particle trunks to move 4 that
 is more than the oracle, and local targets miss 9 of 16 there where the
 grouped ones miss none (docs/results/value-function-quality.md).
 
-`RESPONSE_KINDS` names the five kinds (`ResponseKind`: their options). Three of them are
-leaf targets a dataset can store (`RESPONSE_TARGETS`, `TARGETS`): the
-entry-wise guard as "best_response" (`pvf generate`'s default since its
-introduction, so older files keep their name), "grouped" and "local".
+`RESPONSE_KINDS` names the five kinds (`ResponseKind`: their options).
+Three of them are leaf targets a dataset can store (`RESPONSE_TARGETS`,
+`TARGETS`): the entry-wise guard as "best_response" (`pvf generate`'s
+default since its introduction, so older files keep their name),
+"grouped" and "local". The default stays the entry-wise guard: no kind
+meets the criterion everywhere, and on particle trunks with many leaf
+public states it does best (Goofspiel-8's fig. 4 trunks: 33 of 33, grouped
+26, local 20; docs/results/value-function-quality.md).
 
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player (the budget: one more).
