@@ -208,14 +208,17 @@ def best_response_targets(
         return best_response_root_values(game, *plans, leaves)
     again = _plans(game, solver(game, iterations, root_beliefs=raised, leaf_evaluator=leaf_evaluator), root_beliefs)
     if mix is not None:
+        located = _sequence_states(game, groups) if grouped or kind.per_state else None
         share = (
             [mix, mix]
             if kind.slack is None
-            else _budgeted(game, again, root_beliefs, groups, leaves, mix, kind.slack, kind.per_state)
+            else _budgeted(
+                game, again, root_beliefs, groups, leaves, mix, kind.slack, located if kind.per_state else None
+            )
         )
         mixed = [(1.0 - share[n]) * plans[n] + share[n] * again[n] for n in (0, 1)]
         if grouped:
-            mixed = _guarded_where_unbelieved(game, mixed, again, root_beliefs, groups)
+            mixed = _guarded_where_unbelieved(mixed, again, root_beliefs, groups, located)
         return best_response_root_values(game, *mixed, leaves)
     plain = best_response_root_values(game, *plans, leaves)
     guarded = best_response_root_values(game, *again, leaves)
@@ -223,15 +226,15 @@ def best_response_targets(
 
 
 def _guarded_where_unbelieved(
-    game: SequenceGame,
     plans: list[np.ndarray],
     guarded: list[np.ndarray],
     root_beliefs: tuple[np.ndarray, np.ndarray],
     groups: tuple[np.ndarray, np.ndarray],
+    located: tuple[np.ndarray, list[np.ndarray]],
 ) -> list[np.ndarray]:
     """Per player n [S_n, B]: `plans[n]`, but `guarded[n]` below the root public states where the opponent,
-    whose best responses answer n's plan, has no belief (per problem)."""
-    states, at = _sequence_states(game, groups)
+    whose best responses answer n's plan, has no belief (per problem); located: `_sequence_states` of the game."""
+    states, at = located
     out = []
     for n in (0, 1):
         believed = _state_totals([(root_beliefs[1 - n], groups[1 - n])], states)  # [G, B]: the opponent's belief
@@ -272,18 +275,19 @@ def _budgeted(
     leaves: LeafQueries | None,
     mix: float,
     slack: float,
-    per_state: bool = False,
+    located: tuple[np.ndarray, list[np.ndarray]] | None = None,
 ) -> list[np.ndarray]:
     """Per player the share λ of `plans` (the guarded ones) in its mixture: min(mix, slack / s), s the NashConv of
-    `plans` at the true beliefs, per problem ([B]) or, with `per_state`, per root public state and problem
-    (s that public state's part of the NashConv), for each of the player's sequences ([S_n, B])."""
+    `plans` at the true beliefs, per problem ([B]) or, given `located` (`_sequence_states` of the game), per root
+    public state and problem (s that public state's part of the NashConv), for each of the player's sequences
+    ([S_n, B])."""
     values = best_response_root_values(game, *plans, leaves)
     tiny = np.finfo(float).tiny
-    if not per_state:
+    if located is None:
         gap = sum((np.asarray(root_beliefs[n]) * values[n]).sum(axis=1) for n in (0, 1))
         share = np.minimum(mix, slack / np.maximum(gap, tiny))
         return [share, share]
-    states, at = _sequence_states(game, groups)
+    states, at = located
     gap = _state_totals([(np.asarray(root_beliefs[n]) * values[n], groups[n]) for n in (0, 1)], states)  # [G, B]
     share = np.minimum(mix, slack / np.maximum(gap, tiny))
     return [share[at[n]] for n in (0, 1)]
