@@ -14,7 +14,8 @@ rows that judge by validation loss run first, so the "checkpoint" row trains
 the paper row's networks, validated at every measurement (validation does
 not change training), judges their lowest-validation-loss weights, and the
 paper row then reuses them.
-Table: out/ablation-<game>.csv, one line per (row, architecture): seeds,
+Table: out/ablation-<game>.csv, one line per (row, architecture) (a run with fewer architectures keeps
+the table's lines of the others): seeds,
 mean ± std over seeds of the judged checkpoints' trunk exploitability
 (NashConv), the mean of the members at the leaves, the exact oracle's
 (the same trunk solve with LP-exact leaf values: a reference, not a lower
@@ -24,6 +25,7 @@ bound) and the levers; and out/ablation-<game>.png, the same as bars with
 
 from __future__ import annotations
 
+import csv
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -85,16 +87,37 @@ def reproduce_ablation(config: ReproduceConfig, paper: Protocol, recipe: Protoco
     summary = {}
     for game in config.games:
         oracle = exact_oracle(game, config.iterations)
-        table = [
-            _table_row(game, protocol, arch, results[protocol.name][game][arch], oracle)
-            for protocol in protocols
-            for arch in sorted(config.architectures or QUALITY_ARCHITECTURES)
-        ]
         csv_path, png_path = out / f"ablation-{game}.csv", out / f"ablation-{game}.png"
+        table = merged_table(
+            [
+                _table_row(game, protocol, arch, results[protocol.name][game][arch], oracle)
+                for protocol in protocols
+                for arch in sorted(config.architectures or QUALITY_ARCHITECTURES)
+            ],
+            csv_path,
+        )
         write_csv(table, csv_path)
         plot_ablation(table, png_path, f"{game}: each lever of the recipe alone, from the paper's protocol")
         summary[game] = {"csv": str(csv_path), "png": str(png_path), "rows": table}
     return summary
+
+
+def merged_table(rows: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """`rows` with the lines of the table at `path` for architectures `rows` lacks (a run with `--architectures`
+    adds its columns to the table and keeps the others'), in row order, then by architecture.
+
+    A line of the old table is kept only if it has the new table's columns and one of its rows."""
+    archs = {r["architecture"] for r in rows}
+    order = list(dict.fromkeys(r["row"] for r in rows))
+    kept = []
+    if path.exists():
+        with open(path, newline="") as f:
+            kept = [
+                line
+                for line in csv.DictReader(f)
+                if line["architecture"] not in archs and list(line) == list(rows[0]) and line["row"] in order
+            ]
+    return sorted([*rows, *kept], key=lambda r: (order.index(r["row"]), r["architecture"]))
 
 
 def exact_oracle(game: str, iterations: int) -> float:

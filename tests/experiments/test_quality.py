@@ -191,3 +191,26 @@ def test_the_ablation_changes_one_lever_per_row_and_shares_data_and_networks(tmp
         ]
     assert len({r["oracle"] for r in table.values()}) == 1 and float(table["paper"]["oracle"]) > 0
     assert (tmp_path / "ablation-leduc.png").stat().st_size > 0
+
+
+def test_an_ablation_run_with_other_architectures_adds_its_columns_to_the_table(tmp_path):
+    from pvf.experiments.quality_ablation import merged_table
+    from pvf.results import write_csv
+
+    def line(row, arch, value):
+        return {"game": "leduc", "row": row, "architecture": arch, "trunk_exploitability_mean": value}
+
+    path = tmp_path / "ablation-leduc.csv"
+    write_csv([line("paper", "particle", 0.5), line("recipe", "particle", 0.1), line("paper", "attention", 0.9)], path)
+    table = merged_table([line("paper", "attention", 0.3), line("recipe", "attention", 0.2)], path)
+    # attention's lines are the new run's, the particle lines are kept, rows in protocol order
+    assert [(r["row"], r["architecture"], float(r["trunk_exploitability_mean"])) for r in table] == [
+        ("paper", "attention", 0.3),
+        ("paper", "particle", 0.5),
+        ("recipe", "attention", 0.2),
+        ("recipe", "particle", 0.1),
+    ]
+    # a table of other columns (an older layout) is not mixed in
+    write_csv([{"game": "leduc", "row": "paper", "architecture": "particle"}], path)
+    assert len(merged_table([line("paper", "attention", 0.3)], path)) == 1
+    assert len(merged_table([line("paper", "attention", 0.3)], tmp_path / "absent.csv")) == 1
