@@ -4,8 +4,10 @@ For each K (16 and 64) this solves the same children-row samples (`pvf generate 
 children`, sample ids 1..N of seed 0, as one task: their subgames in one CFR+ call, as a task of `pvf
 generate` solves them; its default task is 50 samples; sample 0 warms both engines up) with the native
 engine and with the OpenSpiel engine (`pvf.games.engine`), in one process on one core, checks that both
-give the same rows bit for bit, and prints each engine's samples per second, the speed-up, and the share
-of the native engine's time spent in CFR+ (the targets' 100 iterations). Peak memory is the process's
+give the same rows bit for bit, and prints each engine's samples per second, the speed-up, the share
+of the native engine's time spent in CFR+ (the targets' 100 iterations), and each engine's time per
+sample by stage (`STAGES`: playing to the public state, sampling particles, continuations, particle
+trees, joins of induced histories, the sequence form, CFR+, and the rest). Peak memory is the process's
 (both engines, all settings).
 
 Run:
@@ -16,6 +18,7 @@ Run:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -27,7 +30,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from pvf.datasets import particle_tasks  # noqa: E402
 from pvf.datasets.particle_tasks import solve_samples  # noqa: E402
 from pvf.datasets.spec import ParticleSpec  # noqa: E402
 from pvf.games.paper import PARTICLE_GAMES  # noqa: E402
@@ -35,36 +37,60 @@ from pvf.games.paper import PARTICLE_GAMES  # noqa: E402
 DRAWS = (16, 64)
 
 
-class CfrClock:
-    """Wraps `cfr_plus` where the particle path calls it and adds up its seconds."""
+STAGES = (  # (module, owner in it or None, function, stage): what a sample's time is spent on, per engine
+    ("pvf.datasets.particle_tasks", None, "cfr_plus", "CFR+"),
+    ("pvf.solvers.leaf_subgames", None, "build_sequence_game", "sequence form"),
+    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "play_to_depth", "play"),
+    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "sample_particles", "sampling"),
+    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "continuations", "continuations"),
+    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "particle_tree", "trees"),
+    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "induced_histories", "joins"),
+    ("pvf.games.openspiel_engine", "OpenSpielEngine", "play_to_depth", "play"),
+    ("pvf.games.openspiel_engine", "OpenSpielEngine", "sample_particles", "sampling"),
+    ("pvf.games.openspiel_engine", "OpenSpielEngine", "continuations", "continuations"),
+    ("pvf.games.openspiel_engine", "OpenSpielEngine", "particle_tree", "trees"),
+    ("pvf.games.openspiel_engine", "OpenSpielEngine", "induced_histories", "joins"),
+)
+
+
+class StageClock:
+    """Wraps the functions of `STAGES` where the particle path calls them and adds up their seconds by stage.
+
+    None of them calls another, so the stages do not overlap; the rest of a sample's time is "other"."""
 
     def __init__(self):
-        self.seconds = 0.0
-        self.real = particle_tasks.cfr_plus
-
-    def __call__(self, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return self.real(*args, **kwargs)
-        finally:
-            self.seconds += time.perf_counter() - start
+        self.seconds: dict[str, float] = {}
 
     def install(self) -> None:
-        particle_tasks.cfr_plus = self
+        for module_name, owner_name, name, stage in STAGES:
+            module = importlib.import_module(module_name)
+            owner = module if owner_name is None else getattr(module, owner_name)
+            setattr(owner, name, self._timed(getattr(owner, name), stage))
+
+    def _timed(self, real, stage: str):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+
+        return timed
 
 
-def run_setting(spec: ParticleSpec, samples: int, clock: CfrClock) -> dict:
-    """Both engines on sample ids 1..samples of `spec`: seconds per sample, CFR+ seconds of the native engine."""
+def run_setting(spec: ParticleSpec, samples: int, clock: StageClock) -> dict:
+    """Both engines on sample ids 1..samples of `spec`: seconds per sample, in all and per stage."""
     ids = range(1, samples + 1)
-    seconds, cfr, outputs = {}, 0.0, {}
+    seconds, stages, outputs = {}, {}, {}
     for engine in ("native", "openspiel"):
         solve_samples(spec, [0], engine)  # loads the game, builds caches
-        clock.seconds = 0.0
+        clock.seconds = {}
         start = time.perf_counter()
         outputs[engine] = solve_samples(spec, ids, engine)
         seconds[engine] = (time.perf_counter() - start) / samples
-        if engine == "native":
-            cfr = clock.seconds / samples
+        stages[engine] = {stage: t / samples for stage, t in clock.seconds.items()}
+        stages[engine]["other"] = seconds[engine] - sum(stages[engine].values())
+    cfr = stages["native"].get("CFR+", 0.0)
     for a, b in zip(outputs["native"], outputs["openspiel"]):
         for key in a:
             same = a[key] == b[key] if key == "stats" else np.array_equal(a[key], b[key])
@@ -81,6 +107,7 @@ def run_setting(spec: ParticleSpec, samples: int, clock: CfrClock) -> dict:
         "cfr_seconds": cfr,
         "cfr_share": cfr / seconds["native"],
         "subgame_histories": float(histories),
+        "stage_seconds": stages,
     }
 
 
@@ -96,7 +123,7 @@ def main() -> None:
     depth = args.depth if args.depth is not None else getattr(PARTICLE_GAMES.get(args.game), "depth", None)
     if depth is None:
         raise SystemExit(f"--depth is needed for {args.game}")
-    clock = CfrClock()
+    clock = StageClock()
     clock.install()
     settings = [
         run_setting(
@@ -128,6 +155,13 @@ def main() -> None:
             f"{s['particles']:>4} {s['native_samples_per_second']:>9.1f} {s['openspiel_samples_per_second']:>12.2f} "
             f"{s['speedup']:>8.1f}x {s['cfr_share']:>10.0%} {s['subgame_histories']:>10.0f}"
         )
+    print("milliseconds per sample by stage, native / OpenSpiel engine:")
+    names = list(dict.fromkeys(name for s in settings for e in s["stage_seconds"].values() for name in e))
+    print(f"{'K':>4} " + " ".join(f"{name:>15}" for name in names))
+    for s in settings:
+        native, openspiel = s["stage_seconds"]["native"], s["stage_seconds"]["openspiel"]
+        cells = [f"{1e3 * native.get(n, 0.0):.1f} / {1e3 * openspiel.get(n, 0.0):.1f}" for n in names]
+        print(f"{s['particles']:>4} " + " ".join(f"{c:>15}" for c in cells))
     print(f"peak memory {peak_mb:.0f} MB ({summary['machine']})")
 
 
