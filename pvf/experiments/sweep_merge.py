@@ -44,26 +44,32 @@ def read_runs(path: Path) -> list[SweepRow]:
     missing = needed - set(records[0] if records else needed)
     if not records or missing:
         raise PvfError(f"{path}: not a particle-trunk runs table (missing {', '.join(sorted(missing)) or 'rows'})")
-    return [
-        SweepRow(
-            game=r["game"],
-            point=r["draws"],
-            seed=int(r["seed"]),
-            evaluator=r["evaluator"],
-            network="",
-            draws=int(r["draws"]),
-            particles=int(r["particles"]),
-            root_histories=int(r["roots"]),
-            share=math.nan,
-            histories=int(r["histories"]),
-            exploitability=float(r["exploitability"]),
-            root_exploitability=math.nan,
-            measure=r.get("measure") or "exact",
-            gap=float(r.get("gap") or 0.0),
-            seconds=float(r["seconds"]),
-        )
-        for r in records
-    ]
+    try:
+        return [_run_row(r) for r in records]
+    except (TypeError, ValueError) as e:  # a field that is not a number, or a row with too few fields
+        raise PvfError(
+            f"{path}: a row is not a particle-trunk run ({e}); is the file a -runs.csv the sweep wrote?"
+        ) from None
+
+
+def _run_row(r: dict[str, str]) -> SweepRow:
+    return SweepRow(
+        game=r["game"],
+        point=r["draws"],
+        seed=int(r["seed"]),
+        evaluator=r["evaluator"],
+        network="",
+        draws=int(r["draws"]),
+        particles=int(r["particles"]),
+        root_histories=int(r["roots"]),
+        share=math.nan,
+        histories=int(r["histories"]),
+        exploitability=float(r["exploitability"]),
+        root_exploitability=math.nan,
+        measure=r.get("measure") or "exact",
+        gap=float(r.get("gap") or 0.0),
+        seconds=float(r["seconds"]),
+    )
 
 
 def merge_runs(tables: Sequence[Sequence[SweepRow]]) -> list[SweepRow]:

@@ -62,3 +62,16 @@ def test_tables_that_disagree_are_refused(sweeps, tmp_path, capsys):
     assert status == 2
     assert "uniform, K = 1, seed 0 differs between the tables" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()  # nothing written
+
+
+def test_a_table_whose_rows_are_not_runs_is_refused_in_one_line(sweeps, tmp_path, capsys):
+    """An evaluator name with an unquoted comma shifts the fields: the file and the bad field are named."""
+    part = sweeps / "a" / "fig4-goofspiel5-runs.csv"
+    lines = part.read_text().splitlines()
+    lines[1] = lines[1].replace(",uniform,", ",nets, 51,200 samples,")
+    broken = tmp_path / "broken-runs.csv"
+    broken.write_text("\n".join(lines) + "\n")
+    status = reported_status(lambda: sweep_merge.main([str(broken), "--out", str(tmp_path / "m")]), "m")
+    err = capsys.readouterr().err
+    assert status == 2 and "broken-runs.csv: a row is not a particle-trunk run" in err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()
