@@ -345,9 +345,11 @@ def runs_table(rows: Sequence[SweepRow]) -> list[dict]:
 def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
     """Exploitability against K (log scale), one line per evaluator, standard deviations as bars.
 
-    Where the table has a mean of networks, its single networks are drawn faint (thin, in light shades,
-    without bars), so the means and the references stand out.
+    Where the table has a mean of networks, its single networks (evaluators named "network …" or with the
+    word "net" in them, as merged sweeps rename them) are drawn faint (thin, in light shades, without bars), so
+    the means and the references stand out.
     """
+    import re
     import textwrap
 
     from matplotlib import colormaps
@@ -359,11 +361,11 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
     ax = fig.subplots()
     bounded = False
     names = list(dict.fromkeys(r["evaluator"] for r in table))
-    has_mean = any(name.startswith("mean of") for name in names)
+    has_mean = any("mean of" in name for name in names)
     shades = {"main": 0, "faint": 0}
     for name in names:
         mine = [r for r in table if r["evaluator"] == name]
-        faint = has_mean and name.startswith("network ")
+        faint = has_mean and "mean of" not in name and re.search(r"\bnet(work)?\b", name) is not None
         kind = "faint" if faint else "main"
         color = colormaps["tab20"](2 * shades[kind] + 1) if faint else f"C{shades[kind]}"
         shades[kind] += 1
