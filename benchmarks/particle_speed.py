@@ -37,19 +37,18 @@ from pvf.games.paper import PARTICLE_GAMES  # noqa: E402
 DRAWS = (16, 64)
 
 
+ENGINE_CLASSES = (("pvf.games.goofspiel_kernel", "GoofspielEngine"), ("pvf.games.openspiel_engine", "OpenSpielEngine"))
+ENGINE_STAGES = {  # each engine's method: its stage
+    "play_to_depth": "play",
+    "sample_particles": "sampling",
+    "continuations": "continuations",
+    "particle_tree": "trees",
+    "induced_histories": "joins",
+}
 STAGES = (  # (module, owner in it or None, function, stage): what a sample's time is spent on, per engine
     ("pvf.datasets.particle_tasks", None, "cfr_plus", "CFR+"),
     ("pvf.solvers.leaf_subgames", None, "build_sequence_game", "sequence form"),
-    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "play_to_depth", "play"),
-    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "sample_particles", "sampling"),
-    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "continuations", "continuations"),
-    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "particle_tree", "trees"),
-    ("pvf.games.goofspiel_kernel", "GoofspielEngine", "induced_histories", "joins"),
-    ("pvf.games.openspiel_engine", "OpenSpielEngine", "play_to_depth", "play"),
-    ("pvf.games.openspiel_engine", "OpenSpielEngine", "sample_particles", "sampling"),
-    ("pvf.games.openspiel_engine", "OpenSpielEngine", "continuations", "continuations"),
-    ("pvf.games.openspiel_engine", "OpenSpielEngine", "particle_tree", "trees"),
-    ("pvf.games.openspiel_engine", "OpenSpielEngine", "induced_histories", "joins"),
+    *((module, owner, method, stage) for module, owner in ENGINE_CLASSES for method, stage in ENGINE_STAGES.items()),
 )
 
 
