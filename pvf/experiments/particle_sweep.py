@@ -61,6 +61,7 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -86,6 +87,9 @@ from pvf.solvers.particle_settings import play_until_trunk_matters, setting_from
 from pvf.solvers.sparse_trunks import SparseSetting, select_histories
 from pvf.solvers.trunk_bound import DEFAULT_BOUND_ITERATIONS
 from pvf.solvers.trunk_solver import DEFAULT_ITERATIONS
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 UNIFORM_REFERENCE = SamplingConfig(p_uniform=1.0)
 DEFAULT_EXACT_HISTORIES = (
@@ -342,12 +346,21 @@ def runs_table(rows: Sequence[SweepRow]) -> list[dict]:
     return columns(rows, RUN_COLUMNS)
 
 
+LEGEND_INSIDE = 6  # legend entries that fit inside the axes of a sweep's figure
+
+
 def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
-    """Exploitability against K (log scale), one line per evaluator, standard deviations as bars.
+    """`sweep_figure` saved as a PNG at `path`."""
+    sweep_figure(table, title).savefig(path, dpi=120, bbox_inches="tight")
+
+
+def sweep_figure(table: Sequence[dict], title: str) -> Figure:
+    """Exploitability against K (log scale), one line per evaluator, standard deviations as bars (a Figure).
 
     Where the table has a mean of networks, its single networks (evaluators named "network …" or with the
     word "net" in them, as merged sweeps rename them) are drawn faint (thin, in light shades, without bars), so
-    the means and the references stand out.
+    the means and the references stand out. A legend of more than `LEGEND_INSIDE` entries goes to the right of the
+    axes, where it covers no line.
     """
     import re
     import textwrap
@@ -357,10 +370,11 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
 
     from pvf.experiments.plots import NASHCONV_LABEL
 
-    fig = Figure(figsize=(6.5, 4.5))
+    names = list(dict.fromkeys(r["evaluator"] for r in table))
+    outside = len(names) + 1 > LEGEND_INSIDE  # + 1: the upper bounds' entry, where there is one
+    fig = Figure(figsize=(10.0 if outside else 6.5, 4.5))
     ax = fig.subplots()
     bounded = False
-    names = list(dict.fromkeys(r["evaluator"] for r in table))
     has_mean = any("mean of" in name for name in names)
     shades = {"main": 0, "faint": 0}
     for name in names:
@@ -410,7 +424,10 @@ def plot_particle_sweep(table: Sequence[dict], path: str, title: str) -> None:
     ax.set_xlabel("particle draws K at the root public state")
     ax.set_ylabel(f"{NASHCONV_LABEL}, weights normalised")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    if outside:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=8)
     ax.set_title(textwrap.fill(title, 60), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    return fig

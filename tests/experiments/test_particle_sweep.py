@@ -3,11 +3,18 @@
 from dataclasses import replace
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from pvf.cli import main
 from pvf.datasets.sampling import SamplingConfig
 from pvf.errors import PvfError
-from pvf.experiments.particle_sweep import particle_trunk_setting, run_particle_sweep, summarize
+from pvf.experiments.particle_sweep import (
+    LEGEND_INSIDE,
+    particle_trunk_setting,
+    run_particle_sweep,
+    summarize,
+    sweep_figure,
+)
 from pvf.experiments.trunk_sweep import ORACLE, SweepEvaluator
 from pvf.games.loading import load_game
 from pvf.games.particle_tree import history_actions
@@ -226,3 +233,26 @@ def test_rollout_leaves_at_the_last_round_are_the_oracle(tmp_path, capsys):
         for row in ("rollout", "rollout exact", "rollout greed 2"):  # any policy is forced in the last round
             assert abs(by[(row, k)] - by[("oracle", k)]) < 1e-9
     assert max(by[("uniform", k)] for k in (1, 4)) > by[("oracle", 4)] + 0.01
+
+
+def _summary_rows(names):
+    """A summary table (`summarize`'s columns) with one row per evaluator and K = 1, 4."""
+    return [
+        {"evaluator": name, "draws": k, "exploitability_mean": 0.1 * (i + 1), "exploitability_std": 0.01}
+        for i, name in enumerate(names)
+        for k in (1, 4)
+    ]
+
+
+def test_the_figure_draws_single_nets_faint_and_a_long_legend_beside_the_axes():
+    few = ["uniform", "network a.ckpt", "network b.ckpt", "mean of 2 networks"]
+    many = few + [f"residual net, seed {s}" for s in range(LEGEND_INSIDE)]
+    for names, outside in ((few, False), (many, True)):
+        fig = sweep_figure(_summary_rows(names), "t")
+        ax = fig.axes[0]
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        legend, frame = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert (legend.x0 >= frame.x1) == outside  # beside the axes exactly when it is long
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == names
+        widths = {bars.get_label(): bars.lines[0].get_linewidth() for bars in ax.containers}
+        assert widths["network a.ckpt"] < widths["mean of 2 networks"] == widths["uniform"]
