@@ -92,7 +92,8 @@ default since its introduction, so older files keep their name),
 "grouped" and "local". The default stays the entry-wise guard: no kind
 meets the criterion everywhere, and on particle trunks with many leaf
 public states it does best (Goofspiel-8's fig. 4 trunks: 33 of 33, grouped
-26, local 20; docs/results/value-function-quality.md).
+26, local 20; Goofspiel-6's particle trunks to move 4: 16 of 16, grouped
+16, local 7; docs/results/value-function-quality.md).
 
 Cost: one more solve of the same batch with other root beliefs, and two
 bottom-up best-response passes per player (the budget: one more).
