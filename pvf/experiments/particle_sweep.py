@@ -371,7 +371,8 @@ def sweep_figure(table: Sequence[dict], title: str) -> Figure:
     from pvf.experiments.plots import NASHCONV_LABEL
 
     names = list(dict.fromkeys(r["evaluator"] for r in table))
-    outside = len(names) + 1 > LEGEND_INSIDE  # + 1: the upper bounds' entry, where there is one
+    entries = len(names) + any(r.get("measure", EXACT) != EXACT for r in table)  # the upper bounds' entry
+    outside = entries > LEGEND_INSIDE
     fig = Figure(figsize=(10.0 if outside else 6.5, 4.5))
     ax = fig.subplots()
     bounded = False
