@@ -371,11 +371,10 @@ def sweep_figure(table: Sequence[dict], title: str) -> Figure:
     from pvf.experiments.plots import NASHCONV_LABEL
 
     names = list(dict.fromkeys(r["evaluator"] for r in table))
-    entries = len(names) + any(r.get("measure", EXACT) != EXACT for r in table)  # the upper bounds' entry
-    outside = entries > LEGEND_INSIDE
+    bounded = any(r.get("measure", EXACT) != EXACT for r in table)  # some runs beyond the LP: a legend entry for them
+    outside = len(names) + bounded > LEGEND_INSIDE
     fig = Figure(figsize=(10.0 if outside else 6.5, 4.5))
     ax = fig.subplots()
-    bounded = False
     has_mean = any("mean of" in name for name in names)
     shades = {"main": 0, "faint": 0}
     for name in names:
@@ -399,7 +398,6 @@ def sweep_figure(table: Sequence[dict], title: str) -> Figure:
         )
         bound = [r for r in mine if r.get("measure", EXACT) != EXACT]
         if bound:  # certified upper bounds (some or all runs beyond the LP): a hollow triangle over the point
-            bounded = True
             color = line.lines[0].get_color()
             ax.plot(
                 [r["draws"] for r in bound],
